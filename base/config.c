@@ -1,12 +1,16 @@
 /*
  * Typed, located access to YAML configuration files, on libyaml's document
  * API: the whole file is loaded into one yaml_document_t and node handles
- * are (config, node index, key) triples.
+ * are (config, node index, key, parent index) values.
  *
  * Invariant: every failure returned to a caller carries a message that
- * starts with "FILE:" (and LINE:COL when a node is known) and names the key,
- * so the user can go straight to the mistake; nothing here aborts. Key
- * strings handed out in ds_cnode.key live until ds_config_free.
+ * starts with "FILE:" (and LINE:COL when a node is known) and names the
+ * value by its whole path from the document's root (inter_node.fat_tree.
+ * link_bw, layers[3].params[0].shape[1]), so the user can go straight to
+ * the mistake; nothing here aborts. The path is written when a message is:
+ * each node records where it sits (struct place, filled once at load), and
+ * the message walks those links up to the root, borrowing the key text
+ * from the document.
  */
 #include "base/config.h"
 
@@ -19,26 +23,28 @@
 
 #include "base/units.h"
 
-/* Generated "KEY[i]" strings. Separate from struct ds_config so that
- * ds_cseq_at can add to it through a const config. */
-struct key_arena {
-  char **items;
-  size_t len, cap;
-  /* Last key generated for each node index, so that walking a sequence
-   * again reuses its strings instead of growing the arena. */
-  const char **by_node;
-  size_t by_node_len;
+/* Where a node sits: the index of the mapping or sequence holding it (0 for
+ * the root, and for a node not reached from it), and its key node's index
+ * in a mapping or its position in a sequence. A node an alias repeats is
+ * placed where it first appears, the place its line and column point at. */
+struct place {
+  int up;
+  int key;
+  int item;
 };
 
 struct ds_config {
   char *path;
   yaml_document_t doc;
   int has_doc;
-  struct key_arena *keys;
+  struct place *places; /* by node index, [0] unused */
 };
 
 /* Longest scalar text quoted in a message; the rest becomes "...". */
 #define QUOTE_MAX 64
+/* Room for a key path in a message; a longer one is cut at a character
+ * boundary and ends in "...". */
+#define PATH_MAX_BYTES 256
 
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                 */
@@ -63,7 +69,70 @@ static int is_empty_plain(const yaml_node_t *node) {
          node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
-/* Writes "PREFIX" + fmt into err: "FILE:LINE:COL: key 'KEY': " when a node
+/* Appends len bytes of text to the path in buf (size > 4), at *o. What
+ * does not fit is cut at a UTF-8 character boundary and the path ends in
+ * "..."; then 0 is returned and nothing more should be added. */
+static int path_add(char *buf, size_t size, size_t *o, const char *text, size_t len) {
+  size_t room = size - 1 - *o, k = len < room ? len : room;
+  memcpy(buf + *o, text, k);
+  *o += k;
+  buf[*o] = '\0';
+  if (k == len) return 1;
+  size_t end = size - 4; /* buf is full: its byte `end` is the first cut off */
+  while (end > 0 && ((unsigned char)buf[end] & 0xC0) == 0x80) end--;
+  memcpy(buf + end, "...", 4);
+  *o = end + 3;
+  return 0;
+}
+
+/* Writes the whole path of node `index` ("a.b[2].c"; "" for the root) into
+ * buf by walking its places up to the root; 0 when it had to be cut. The
+ * links are at most as many as the file nests, which the load bounded. */
+static int node_path(const struct ds_config *cfg, int index, char *buf, size_t size,
+                     size_t *o) {
+  int chain[DS_CONFIG_DEPTH_MAX + 2];
+  size_t n = 0;
+  *o = 0;
+  buf[0] = '\0';
+  for (int at = index; at > 0 && cfg->places[at].up > 0 && n < sizeof chain / sizeof *chain;
+       at = cfg->places[at].up)
+    chain[n++] = at;
+  while (n-- > 0) {
+    const struct place *pl = &cfg->places[chain[n]];
+    char item[32];
+    if (pl->key == 0) {
+      int w = snprintf(item, sizeof item, "[%d]", pl->item);
+      if (!path_add(buf, size, o, item, (size_t)w)) return 0;
+      continue;
+    }
+    const yaml_node_t *k = node_at(cfg, pl->key);
+    const char *text = k != NULL && k->type == YAML_SCALAR_NODE ? scalar_text(k) : "?";
+    if ((*o > 0 && !path_add(buf, size, o, ".", 1)) ||
+        !path_add(buf, size, o, text, strlen(text)))
+      return 0;
+  }
+  return 1;
+}
+
+/* The name messages give n: its whole path when it is in the document,
+ * else (absent) the path of the map it was looked for in and its key. buf
+ * holds the text when it is not n's own key. */
+static const char *node_key(const struct ds_cnode *n, char *buf, size_t size) {
+  if (n == NULL) return NULL;
+  const struct ds_config *cfg = n->cfg;
+  size_t o;
+  if (cfg == NULL || cfg->places == NULL) return n->key;
+  if (node_at(cfg, n->index) != NULL && (n->index == 1 || cfg->places[n->index].up > 0)) {
+    node_path(cfg, n->index, buf, size, &o);
+    return buf;
+  }
+  if (node_at(cfg, n->parent) == NULL || n->key == NULL) return n->key;
+  if (node_path(cfg, n->parent, buf, size, &o) && (o == 0 || path_add(buf, size, &o, ".", 1)))
+    path_add(buf, size, &o, n->key, strlen(n->key));
+  return buf;
+}
+
+/* Writes "PREFIX" + fmt into err: "FILE:LINE:COL: key 'PATH': " when a node
  * and a non-empty key are known, shorter forms otherwise. */
 __attribute__((format(printf, 5, 0))) static ds_status
 vfail(struct ds_err *err, const struct ds_config *cfg, const yaml_node_t *node,
@@ -95,6 +164,24 @@ fail(struct ds_err *err, const struct ds_config *cfg, const yaml_node_t *node,
   va_list ap;
   va_start(ap, fmt);
   ds_status st = vfail(err, cfg, node, key, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* vfail at node `at`, naming n by its whole path (node_key). */
+__attribute__((format(printf, 4, 0))) static ds_status
+vfail_named(struct ds_err *err, const struct ds_cnode *n, const yaml_node_t *at,
+            const char *fmt, va_list ap) {
+  char path[PATH_MAX_BYTES];
+  return vfail(err, n != NULL ? n->cfg : NULL, at, node_key(n, path, sizeof path), fmt, ap);
+}
+
+__attribute__((format(printf, 4, 5))) static ds_status
+fail_named(struct ds_err *err, const struct ds_cnode *n, const yaml_node_t *at,
+           const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ds_status st = vfail_named(err, n, at, fmt, ap);
   va_end(ap);
   return st;
 }
@@ -135,37 +222,22 @@ static void quote_text(char *buf, size_t size, const char *s, size_t len) {
 static ds_status fail_expected(const struct ds_cnode *n, const char *what,
                                struct ds_err *err) {
   const yaml_node_t *node = cnode(n);
-  const char *key = n != NULL ? n->key : NULL;
-  const struct ds_config *cfg = n != NULL ? n->cfg : NULL;
-  if (node == NULL)
-    return fail(err, cfg, NULL, key, "expected %s, got nothing", what);
-  switch (node->type) {
-  case YAML_MAPPING_NODE:
-    return fail(err, cfg, node, key, "expected %s, got a mapping", what);
-  case YAML_SEQUENCE_NODE:
-    return fail(err, cfg, node, key, "expected %s, got a sequence", what);
-  case YAML_SCALAR_NODE:
-    if (is_empty_plain(node))
-      return fail(err, cfg, node, key, "expected %s, got nothing", what);
-    {
-      char quoted[QUOTE_MAX * 4 + 8];
-      quote_text(quoted, sizeof quoted, scalar_text(node),
-                 node->data.scalar.length);
-      return fail(err, cfg, node, key, "expected %s, got \"%s\"", what,
-                  quoted);
-    }
-  case YAML_NO_NODE:
-    break;
-  }
-  return fail(err, cfg, node, key, "expected %s, got nothing", what);
+  if (node == NULL || is_empty_plain(node))
+    return fail_named(err, n, node, "expected %s, got nothing", what);
+  if (node->type == YAML_MAPPING_NODE)
+    return fail_named(err, n, node, "expected %s, got a mapping", what);
+  if (node->type == YAML_SEQUENCE_NODE)
+    return fail_named(err, n, node, "expected %s, got a sequence", what);
+  char quoted[QUOTE_MAX * 4 + 8];
+  quote_text(quoted, sizeof quoted, scalar_text(node), node->data.scalar.length);
+  return fail_named(err, n, node, "expected %s, got \"%s\"", what, quoted);
 }
 
 ds_status ds_cnode_error(const struct ds_cnode *node, struct ds_err *err,
                          const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  ds_status st = vfail(err, node != NULL ? node->cfg : NULL, cnode(node),
-                       node != NULL ? node->key : NULL, fmt, ap);
+  ds_status st = vfail_named(err, node, cnode(node), fmt, ap);
   va_end(ap);
   return st;
 }
@@ -173,18 +245,10 @@ ds_status ds_cnode_error(const struct ds_cnode *node, struct ds_err *err,
 /* ------------------------------------------------------------------------ */
 /* Loading                                                                  */
 
-static void arena_free(struct key_arena *a) {
-  if (a == NULL) return;
-  for (size_t i = 0; i < a->len; i++) free(a->items[i]);
-  free(a->items);
-  free(a->by_node);
-  free(a);
-}
-
 void ds_config_free(struct ds_config *cfg) {
   if (cfg == NULL) return;
   if (cfg->has_doc) yaml_document_delete(&cfg->doc);
-  arena_free(cfg->keys);
+  free(cfg->places);
   free(cfg->path);
   free(cfg);
 }
@@ -307,18 +371,51 @@ out:
   return st;
 }
 
+static void place_items(struct ds_config *cfg, int index, int depth);
+
+/* Records where child sits (in up, under key node `key` or at position
+ * item) unless it has a place already: the root, or a node an alias
+ * repeats, whose first appearance came earlier in this walk. */
+static void place(struct ds_config *cfg, int child, int up, int key, int item, int depth) {
+  if (child <= 1 || node_at(cfg, child) == NULL || cfg->places[child].up > 0) return;
+  cfg->places[child] = (struct place){up, key, item};
+  place_items(cfg, child, depth + 1);
+}
+
+/* Places the values of mapping `index`, or the items of sequence `index`,
+ * and below them, in the order they appear (so an anchored node is placed
+ * before any alias of it). depth stays within the nesting the load allowed. */
+static void place_items(struct ds_config *cfg, int index, int depth) {
+  const yaml_node_t *node = node_at(cfg, index);
+  if (node == NULL || depth > DS_CONFIG_DEPTH_MAX) return;
+  if (node->type == YAML_MAPPING_NODE)
+    for (const yaml_node_pair_t *p = node->data.mapping.pairs.start;
+         p < node->data.mapping.pairs.top; p++)
+      place(cfg, p->value, index, p->key, 0, depth);
+  if (node->type == YAML_SEQUENCE_NODE)
+    for (const yaml_node_item_t *it = node->data.sequence.items.start;
+         it < node->data.sequence.items.top; it++)
+      place(cfg, *it, index, 0, (int)(it - node->data.sequence.items.start), depth);
+}
+
 static ds_status load_bytes(const char *name, const char *text, size_t len,
                             struct ds_config **out, struct ds_err *err) {
   ds_status st = DS_OK;
   struct ds_config *cfg = calloc(1, sizeof *cfg);
   if (cfg == NULL) return ds_err_set(err, DS_ENOMEM, "%s: out of memory", name);
   cfg->path = strdup(name);
-  cfg->keys = calloc(1, sizeof *cfg->keys);
-  if (cfg->path == NULL || cfg->keys == NULL) {
+  if (cfg->path == NULL) {
     st = ds_err_set(err, DS_ENOMEM, "%s: out of memory", name);
     goto out;
   }
   DS_CHECK_GOTO(parse_into(cfg, text, len, err), st, out);
+  cfg->places = calloc((size_t)(cfg->doc.nodes.top - cfg->doc.nodes.start) + 1,
+                       sizeof *cfg->places);
+  if (cfg->places == NULL) {
+    st = ds_err_set(err, DS_ENOMEM, "%s: out of memory", name);
+    goto out;
+  }
+  place_items(cfg, 1, 1);
   *out = cfg;
   return DS_OK;
 
@@ -386,7 +483,7 @@ const char *ds_config_path(const struct ds_config *cfg) {
 
 ds_status ds_config_root(const struct ds_config *cfg, struct ds_cnode *out,
                          struct ds_err *err) {
-  struct ds_cnode root = {cfg, 1, "", NULL};
+  struct ds_cnode root = {cfg, 1, "", 0};
   const yaml_node_t *node = cnode(&root);
   if (node == NULL)
     return fail(err, cfg, NULL, NULL, "empty document (expected a mapping)");
@@ -436,15 +533,13 @@ ds_status ds_cmap_check_keys(const struct ds_cnode *map,
   for (size_t i = 0; i < n; i++) {
     const yaml_node_t *k = node_at(cfg, pairs[i].key);
     if (k == NULL || k->type != YAML_SCALAR_NODE)
-      return fail(err, cfg, k != NULL ? k : node, map->key,
-                  "expected a plain word as key, got a %s",
-                  k != NULL && k->type == YAML_MAPPING_NODE ? "mapping"
-                                                            : "sequence");
+      return fail_named(err, map, k != NULL ? k : node, "expected a plain word as key, got a %s",
+                        k != NULL && k->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
     const char *name = scalar_text(k);
     /* a "\0" escape: the C string would be a shorter key, silently */
     if (strlen(name) != k->data.scalar.length)
-      return fail(err, cfg, k, NULL, "key '%s' contains a NUL byte (byte %zu); expected a "
-                  "plain word", name, strlen(name) + 1);
+      return fail_named(err, map, k, "key '%s' contains a NUL byte (byte %zu); expected a "
+                        "plain word", name, strlen(name) + 1);
     if (!in_list(name, allowed)) {
       char list[DS_ERR_MSG_MAX];
       size_t o = 0;
@@ -455,23 +550,20 @@ ds_status ds_cmap_check_keys(const struct ds_cnode *map,
         if (w < 0) break;
         o += (size_t)w;
       }
-      /* map->key names the map the key sits in ("" at the top level), so a
-       * key unknown inside attn_products or a layer says whose it is */
+      /* the map's path names the map the key sits in (none at the top
+       * level), so a key unknown inside attn_products or a layer says whose
+       * it is */
       if (allowed[0] == NULL)
-        return fail(err, cfg, k, map->key, "unknown key '%s' (no keys allowed)",
-                    name);
-      return fail(err, cfg, k, map->key, "unknown key '%s' (allowed: %s)", name,
-                  list);
+        return fail_named(err, map, k, "unknown key '%s' (no keys allowed)", name);
+      return fail_named(err, map, k, "unknown key '%s' (allowed: %s)", name, list);
     }
     for (size_t j = 0; j < i; j++) {
       const yaml_node_t *prev = node_at(cfg, pairs[j].key);
       if (prev != NULL && prev->type == YAML_SCALAR_NODE &&
           strcmp(scalar_text(prev), name) == 0)
-        return fail(err, cfg, k, NULL,
-                    "duplicate key '%s' (first given at line %lu, column "
-                    "%lu)",
-                    name, (unsigned long)prev->start_mark.line + 1,
-                    (unsigned long)prev->start_mark.column + 1);
+        return fail_named(err, map, k, "duplicate key '%s' (first given at line %lu, column %lu)",
+                          name, (unsigned long)prev->start_mark.line + 1,
+                          (unsigned long)prev->start_mark.column + 1);
     }
   }
   return DS_OK;
@@ -483,7 +575,7 @@ int ds_cmap_get(const struct ds_cnode *map, const char *key,
   out->cfg = map != NULL ? map->cfg : NULL;
   out->index = 0;
   out->key = key;
-  out->parent = map != NULL && map->key != NULL && map->key[0] != '\0' ? map->key : NULL;
+  out->parent = map != NULL ? map->index : 0;
   if (node == NULL || node->type != YAML_MAPPING_NODE) return 0;
   const yaml_node_pair_t *p = node->data.mapping.pairs.start;
   for (; p < node->data.mapping.pairs.top; p++) {
@@ -502,8 +594,7 @@ ds_status ds_cmap_require(const struct ds_cnode *map, const char *key,
                           struct ds_err *err) {
   if (!ds_cnode_is_map(map)) return fail_expected(map, "a mapping", err);
   if (ds_cmap_get(map, key, out)) return DS_OK;
-  return fail(err, map->cfg, cnode(map), NULL, "missing key '%s' (expected %s)",
-              key, what);
+  return fail_named(err, map, cnode(map), "missing key '%s' (expected %s)", key, what);
 }
 
 ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
@@ -516,85 +607,21 @@ ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
   return DS_OK;
 }
 
-/* Returns the arena's copy of "KEY[i]" for item node `index` ("OUTER.KEY[i]"
- * where outer, the map KEY sits in, is not NULL), or of "KEY.CHILD" where
- * child is not NULL (a nested map's value). */
-static ds_status item_key(const struct ds_config *cfg, int index, const char *outer,
-                          const char *parent, const char *child, size_t i,
-                          const char **out) {
-  struct key_arena *a = cfg->keys;
-  size_t nodes = (size_t)(cfg->doc.nodes.top - cfg->doc.nodes.start);
-  if (a->by_node == NULL) {
-    a->by_node = calloc(nodes + 1, sizeof *a->by_node);
-    if (a->by_node == NULL) return DS_ENOMEM;
-    a->by_node_len = nodes + 1;
-  }
-  const char *dot = outer != NULL ? "." : "";
-  if (outer == NULL) outer = "";
-  int need = child != NULL ? snprintf(NULL, 0, "%s.%s", parent, child)
-                           : snprintf(NULL, 0, "%s%s%s[%zu]", outer, dot, parent, i);
-  if (need < 0) return DS_EINTERNAL;
-  char *s = malloc((size_t)need + 1);
-  if (s == NULL) return DS_ENOMEM;
-  if (child != NULL)
-    snprintf(s, (size_t)need + 1, "%s.%s", parent, child);
-  else
-    snprintf(s, (size_t)need + 1, "%s%s%s[%zu]", outer, dot, parent, i);
-  const char *cached = a->by_node[index];
-  if (cached != NULL && strcmp(cached, s) == 0) {
-    free(s);
-    *out = cached;
-    return DS_OK;
-  }
-  if (a->len == a->cap) {
-    size_t ncap = a->cap == 0 ? 16 : a->cap * 2;
-    char **items = realloc(a->items, ncap * sizeof *items);
-    if (items == NULL) {
-      free(s);
-      return DS_ENOMEM;
-    }
-    a->items = items;
-    a->cap = ncap;
-  }
-  a->items[a->len++] = s;
-  a->by_node[index] = s;
-  *out = s;
-  return DS_OK;
-}
-
 ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
                      struct ds_cnode *out, struct ds_err *err) {
   size_t len = 0;
   DS_CHECK(ds_cseq_len(seq, &len, err));
   const yaml_node_t *node = cnode(seq);
-  if (i >= len)
-    return ds_err_set(err, DS_EINTERNAL,
-                      "%s: key '%s': item %zu asked of a sequence of %zu",
-                      seq->cfg->path, seq->key != NULL ? seq->key : "", i, len);
-  int index = node->data.sequence.items.start[i];
-  const char *key;
-  ds_status st = item_key(seq->cfg, index, seq->parent,
-                          seq->key != NULL ? seq->key : "", NULL, i, &key);
-  if (st != DS_OK)
-    return ds_err_set(err, st, "%s: out of memory", seq->cfg->path);
+  if (i >= len) {
+    char path[PATH_MAX_BYTES];
+    const char *key = node_key(seq, path, sizeof path);
+    return ds_err_set(err, DS_EINTERNAL, "%s: key '%s': item %zu asked of a sequence of %zu",
+                      seq->cfg->path, key != NULL ? key : "", i, len);
+  }
   out->cfg = seq->cfg;
-  out->index = index;
-  out->key = key;
-  out->parent = NULL;
-  return DS_OK;
-}
-
-ds_status ds_cnode_key_under(const struct ds_cnode *map, struct ds_cnode *node,
-                             struct ds_err *err) {
-  if (map->key == NULL || map->key[0] == '\0' || node->key == NULL ||
-      node->index <= 0)
-    return DS_OK;
-  const char *key;
-  ds_status st = item_key(node->cfg, node->index, NULL, map->key, node->key, 0, &key);
-  if (st != DS_OK)
-    return ds_err_set(err, st, "%s: out of memory", node->cfg->path);
-  node->key = key;
-  node->parent = NULL;
+  out->index = node->data.sequence.items.start[i];
+  out->key = ""; /* messages name it by its path, SEQ[i] */
+  out->parent = seq->index;
   return DS_OK;
 }
 
@@ -610,7 +637,7 @@ static ds_status scalar_of(const struct ds_cnode *n, const char *what,
   /* a "\0" escape: read as a C string, the value would be cut there */
   size_t len = strlen(scalar_text(node));
   if (len != node->data.scalar.length)
-    return fail(err, n->cfg, node, n->key, "the value contains a NUL byte (byte %zu); "
+    return fail_named(err, n, node, "the value contains a NUL byte (byte %zu); "
                 "expected %s", len + 1, what);
   *out = scalar_text(node);
   return DS_OK;

@@ -2,10 +2,12 @@
  * Typed, located access to YAML configuration files (libyaml).
  *
  * A file is loaded whole into a document; every accessor that fails writes
- * "FILE:LINE:COL: key 'KEY': expected WHAT, got \"TEXT\"" (1-based line and
- * column of the offending node) into the caller's ds_err and returns
- * DS_EINPUT. Unknown keys are errors that list the allowed keys. Nothing
- * here aborts or exits.
+ * "FILE:LINE:COL: key 'PATH': expected WHAT, got \"TEXT\"" (1-based line and
+ * column of the offending node; PATH the value's whole path from the
+ * document's root, as intra_node.link_bw or layers[3].params[0].shape; one
+ * past 252 bytes is cut at a character and ends in "...") into the
+ * caller's ds_err and returns DS_EINPUT. Unknown keys are errors that list
+ * the allowed keys. Nothing here aborts or exits.
  *
  * Ownership: a struct ds_config owns its document; node handles
  * (struct ds_cnode) borrow from it and are valid until ds_config_free.
@@ -30,18 +32,21 @@ struct ds_config;
 #define DS_CONFIG_BYTES_MAX (16 << 20)
 #define DS_CONFIG_DEPTH_MAX 64
 
-/* A node of a loaded document. `key` is the mapping key it was found under
- * (or "" for the root, "[i]" style for sequence items) and is used in
- * messages. */
+/* A node of a loaded document. Messages name a node in the document by
+ * its whole path from the root (inter_node.fat_tree.link_bw,
+ * layers[3].params[0]), which the config keeps for each node and writes out
+ * only when a message is: nothing here holds a pointer to another handle.
+ * An absent node (ds_cmap_get found nothing) is named by the path of the
+ * map it was looked for in and its key. */
 struct ds_cnode {
   const struct ds_config *cfg;
   int index; /* libyaml node index (1-based); 0 means "absent" */
+  /* The mapping key it was looked up by (ds_cmap_get); "" for the root and
+   * sequence items. Borrowed from the document or from the caller. */
   const char *key;
-  /* The key of the map this node was looked up in (ds_cmap_get), or NULL
-   * at the top level and for sequence items, whose key is already a path:
-   * a sequence's items are named PARENT.KEY[i], so an error inside a
-   * layer's list names the layer (layers[3].params[0]). */
-  const char *parent;
+  /* The node index of the map or sequence it was looked up in; 0 for the
+   * root. */
+  int parent;
 };
 
 /* Loads and parses path. A missing file, a YAML syntax error (with its
@@ -107,16 +112,9 @@ ds_status ds_cmap_check_keys(const struct ds_cnode *map,
 int ds_cmap_get(const struct ds_cnode *map, const char *key,
                 struct ds_cnode *out);
 
-/* Names node, a value ds_cmap_get found in map, by its whole path:
- * "MAPKEY.KEY" (a layer's "cat_copy.fwd"), so that messages at it and at
- * its items ("cat_copy.fwd[1]") say which map it is in. Nothing changes
- * when map has no key (the document's root) or node is absent. The text is
- * stored in a buffer owned by the config; fails only out of memory. */
-ds_status ds_cnode_key_under(const struct ds_cnode *map, struct ds_cnode *node,
-                             struct ds_err *err);
-
 /* Like ds_cmap_get but a missing key is DS_EINPUT "missing key 'KEY'
- * (expected WHAT)" located at the map. */
+ * (expected WHAT)" located at the map, and naming it below the root
+ * ("key 'intra_node': missing key 'link_bw' ..."). */
 ds_status ds_cmap_require(const struct ds_cnode *map, const char *key,
                           const char *what, struct ds_cnode *out,
                           struct ds_err *err);
@@ -124,10 +122,7 @@ ds_status ds_cmap_require(const struct ds_cnode *map, const char *key,
 /* Sequences. ds_cseq_len fails unless node is a sequence. */
 ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
                       struct ds_err *err);
-/* Item i of a sequence; its key reads "KEY[i]", or "OUTER.KEY[i]" where the
- * sequence was looked up in a map that has a key of its own (an item of
- * another sequence: layers[3].params[0]). The key text is stored in a
- * buffer owned by the config. */
+/* Item i of a sequence; messages name it PATH[i] (layers[3].params[0]). */
 ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
                      struct ds_cnode *out, struct ds_err *err);
 
@@ -182,7 +177,7 @@ ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,
 ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,
                         struct ds_err *err);
 
-/* Formats "FILE:LINE:COL: key 'KEY': " + message into err and returns
+/* Formats "FILE:LINE:COL: key 'PATH': " + message into err and returns
  * DS_EINPUT; for checks the caller makes itself (cross-field rules,
  * ranges of numbers other than integers: those have ds_cnode_int_range). */
 ds_status ds_cnode_error(const struct ds_cnode *node, struct ds_err *err,

@@ -192,7 +192,7 @@ void ds_test_one_layer_model(char *text, size_t cap, const char *cls, const char
 void ds_test_assert_model_refused(const char *text, const char *expect, const char *label);
 
 /* Fails unless the model file text, whose byte count at `where` (":LINE:COL:
- * key 'KEY'") is "12MiB", is refused naming its file there, with the
+ * key 'PATH'") is "12MiB", is refused naming its file there, with the
  * reminder that a model file's sizes are plain integers: by ds_model_load
  * (DS_EINPUT) and by `ddpsim --topo tests/data/tiny-topo.yaml --model FILE`
  * (exit 2, the same message on stderr). The message ends "expected an

@@ -202,7 +202,8 @@ Test(calib, collective_section_reads_units) {
  * key; line and column point at the offending key or value (1-based). */
 struct bad_case {
   const char *text;
-  const char *where; /* ":LINE:COL: key 'KEY'" or ":LINE:COL: [key 'SECTION': ]unknown key 'KEY'" */
+  /* ":LINE:COL: key 'SECTION.KEY'" or ":LINE:COL: [key 'SECTION': ]unknown key 'KEY'" */
+  const char *where;
   const char *what;  /* a part of the message */
 };
 
@@ -239,14 +240,14 @@ Test(calib, unknown_top_level_key_is_located) {
 Test(calib, bad_unit_is_located) {
   /* the value '4parsec' starts line 3, column 20 */
   struct bad_case b = {"schema_version: 1\ncompute:\n  kernel_overhead: 4parsec\n",
-                       ":3:20: key 'kernel_overhead'", "expected a time"};
+                       ":3:20: key 'compute.kernel_overhead'", "expected a time"};
   expect_bad(&b);
 }
 
 Test(calib, bad_bandwidth_unit_is_located) {
   struct bad_case b = {"schema_version: 1\ncollective:\n  op: allreduce\n  nranks: 1\n"
                        "  shared: false\n  copy: true\n  alpha: 3us\n  bus_bw: 10 furlongs\n",
-                       ":8:11: key 'bus_bw'", "expected a bandwidth"};
+                       ":8:11: key 'collective.bus_bw'", "expected a bandwidth"};
   expect_bad(&b);
 }
 
@@ -270,21 +271,21 @@ Test(calib, unknown_ddp_host_key_is_located) {
 Test(calib, bad_ddp_host_times_are_located) {
   /* a negative time, one past 1e6 s, a unit that is none, on line 4 */
   struct bad_case neg = {"schema_version: 1\nhost:\n  ddp_grad: 27us\n  ddp_bucket: -40us\n",
-                         ":4:15: key 'ddp_bucket'", "expected a time like \"1.5us\""};
+                         ":4:15: key 'host.ddp_bucket'", "expected a time like \"1.5us\""};
   expect_bad(&neg);
   struct bad_case big = {"schema_version: 1\nhost:\n  unit: launching\n"
                          "  node: 20us\n  ddp_buffer: 2e6s\n",
-                         ":5:15: key 'ddp_buffer'", "(at most 1e6 s), got \"2e6s\""};
+                         ":5:15: key 'host.ddp_buffer'", "(at most 1e6 s), got \"2e6s\""};
   expect_bad(&big);
   struct bad_case unit = {"schema_version: 1\nhost:\n  ddp_bucket: 4us\n  ddp_grad: 33 ms2\n",
-                          ":4:13: key 'ddp_grad'", "expected a time"};
+                          ":4:13: key 'host.ddp_grad'", "expected a time"};
   expect_bad(&unit);
 }
 
 Test(calib, bad_host_unit_is_located) {
   /* '27.3 furlongs' starts line 4, column 9 */
   struct bad_case b = {"schema_version: 1\nhost:\n  unit: launching\n"
-                       "  node: 27.3 furlongs\n", ":4:9: key 'node'",
+                       "  node: 27.3 furlongs\n", ":4:9: key 'host.node'",
                        "expected a time"};
   expect_bad(&b);
 }
@@ -293,13 +294,14 @@ Test(calib, a_host_cost_without_its_unit_is_refused_with_the_mend) {
   /* a file of an older unit (per every dispatch, or a node free by its
    * name) has dispatch or node and no unit: refused at the first of them */
   struct bad_case old = {"schema_version: 1\nhost:\n  dispatch: 33.8us\n  node: 36.6us\n",
-                         ":3:13: key 'dispatch'", "without `unit: launching`"};
+                         ":3:13: key 'host.dispatch'", "without `unit: launching`"};
   expect_bad(&old);
   struct bad_case node = {"schema_version: 1\nhost:\n  ddp_grad: 20us\n  node: 36.6us\n",
-                          ":4:9: key 'node'", "scale dispatch by dispatches / kernel-launching"};
+                          ":4:9: key 'host.node'", "scale dispatch by dispatches / "
+                                                   "kernel-launching"};
   expect_bad(&node);
   struct bad_case other = {"schema_version: 1\nhost:\n  unit: dispatch\n  node: 36.6us\n",
-                           ":3:9: key 'unit'", "expected `launching`"};
+                           ":3:9: key 'host.unit'", "expected `launching`"};
   expect_bad(&other);
   /* the DDP keys alone need none: their units did not change */
   struct ds_calib c;
@@ -330,17 +332,18 @@ Test(calib, a_calibration_whose_sections_set_nothing_is_refused_at_the_first) {
 Test(calib, a_host_unit_is_checked_without_dispatch_or_node) {
   /* a misspelt unit beside the DDP keys alone was accepted unread */
   struct bad_case b = {"schema_version: 1\nhost:\n  unit: lauching\n  ddp_grad: 20us\n",
-                       ":3:9: key 'unit'", "expected `launching`"};
+                       ":3:9: key 'host.unit'", "expected `launching`"};
   expect_bad(&b);
 }
 
 Test(calib, efficiency_out_of_range_is_located) {
   struct bad_case b = {"schema_version: 1\ncompute:\n  flops_efficiency: 1.5\n",
-                       ":3:21: key 'flops_efficiency'", "fraction from 0.01 to 1, got 1.5"};
+                       ":3:21: key 'compute.flops_efficiency'", "fraction from 0.01 to 1, got 1.5"};
   expect_bad(&b);
   /* below 1 % of peak too (issue #12: 1e-300 passed "> 0") */
   struct bad_case tiny = {"schema_version: 1\ncompute:\n  mem_efficiency: 1e-300\n",
-                          ":3:19: key 'mem_efficiency'", "fraction from 0.01 to 1, got 1e-300"};
+                          ":3:19: key 'compute.mem_efficiency'", "fraction from 0.01 to 1, got "
+                                                                 "1e-300"};
   expect_bad(&tiny);
 }
 
@@ -555,9 +558,9 @@ Test(calib, bad_host_section_exits_2_with_its_place) {
   host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27us\n  op: 50us\n",
                      ":5:3: key 'host': unknown key 'op'", "allowed: unit, dispatch, node");
   host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27 parsecs\n",
-                     ":4:13: key 'dispatch'", "expected a time");
+                     ":4:13: key 'host.dispatch'", "expected a time");
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27us\n",
-                     ":3:13: key 'dispatch'", "without `unit: launching`");
+                     ":3:13: key 'host.dispatch'", "without `unit: launching`");
 }
 
 Test(calib, host_scale_doubles_exactly_the_host_part) {
@@ -580,10 +583,10 @@ Test(calib, host_time_without_a_unit_exits_2_with_its_place) {
    * us) without one is a unit left out, refused, quoted or not
    * (ds_cnode_time_ns, as every time a file holds); a bare 0 needs none */
   host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27\n",
-                     ":4:13: key 'dispatch'", "expected a time with its unit, got \"27\"");
+                     ":4:13: key 'host.dispatch'", "expected a time with its unit, got \"27\"");
   host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n"
                      "  dispatch: 27.3us\n  node: \"26.25\"\n",
-                     ":5:9: key 'node'", "e.g. \"26.25us\" or \"26.25s\"");
+                     ":5:9: key 'host.node'", "e.g. \"26.25us\" or \"26.25s\"");
   struct ds_calib c;
   struct ds_err err = {0};
   cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n"
@@ -940,5 +943,5 @@ Test(calib, bad_ddp_host_key_exits_2_with_its_place) {
                      ":4:3: key 'host': unknown key 'ddp_buckets'",
                      "allowed: unit, dispatch, node, ddp_grad, ddp_bucket, ddp_buffer, ddp_iter");
   host_calib_refused("schema_version: 1\nhost:\n  ddp_grad: 33\n",
-                     ":3:13: key 'ddp_grad'", "expected a time with its unit, got \"33\"");
+                     ":3:13: key 'host.ddp_grad'", "expected a time with its unit, got \"33\"");
 }

@@ -130,7 +130,7 @@ static ds_status merge_two(const char *a, const char *b, struct ds_err *err, cha
   return st;
 }
 
-/* The merge refuses a with b, naming b's place and a's: "B:LB: key 'KEY'"
+/* The merge refuses a with b, naming b's place and a's: "B:LB: key 'PATH'"
  * and "A:LA". */
 static void clash(const char *a, const char *b, int la, int lb, const char *key,
                   const char *what) {
@@ -190,7 +190,7 @@ Test(calib_merge, a_host_unit_covers_its_own_file_only) {
   cr_assert_eq(merge_two("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27us\n",
                          "schema_version: 1\nhost:\n  node: 26us\n", &err, pa, pb),
                DS_EINPUT);
-  snprintf(want, sizeof want, "%s:3:9: key 'node'", pb);
+  snprintf(want, sizeof want, "%s:3:9: key 'host.node'", pb);
   cr_assert(strstr(err.msg, want), "want %s in: %s", want, err.msg);
   cr_assert(strstr(err.msg, "a unit in another file does not cover it"), "%s", err.msg);
   /* and the other way round: the file without its unit named whichever
@@ -199,14 +199,14 @@ Test(calib_merge, a_host_unit_covers_its_own_file_only) {
                          "schema_version: 1\nhost:\n  unit: launching\n  node: 26us\n", &err,
                          pa, pb),
                DS_EINPUT);
-  snprintf(want, sizeof want, "%s:3:13: key 'dispatch'", pa);
+  snprintf(want, sizeof want, "%s:3:13: key 'host.dispatch'", pa);
   cr_assert(strstr(err.msg, want), "want %s in: %s", want, err.msg);
   /* another unit in B: refused at B's unit */
   cr_assert_eq(merge_two("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27us\n",
                          "schema_version: 1\nhost:\n  unit: dispatch\n  node: 26us\n", &err,
                          pa, pb),
                DS_EINPUT);
-  snprintf(want, sizeof want, "%s:3:9: key 'unit'", pb);
+  snprintf(want, sizeof want, "%s:3:9: key 'host.unit'", pb);
   cr_assert(strstr(err.msg, want) && strstr(err.msg, "expected `launching`"), "%s", err.msg);
   /* one file alone: the message as it was, no word of other files */
   struct ds_calib c;

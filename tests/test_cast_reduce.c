@@ -368,5 +368,5 @@ Test(cast_reduce, a_byte_count_with_a_unit_says_integer_bytes) {
   ds_test_one_layer_model(text, sizeof text, "memory",
                           "    amp_fwd_bytes: 1\n    amp_cast_bytes: 2\n"
                           "    amp_grad_cast_bytes: 0\n    amp_upcast_bytes: 12MiB\n");
-  ds_test_assert_bytes_hint(text, ":16:23: key 'amp_upcast_bytes'", 1);
+  ds_test_assert_bytes_hint(text, ":16:23: key 'layers[0].amp_upcast_bytes'", 1);
 }

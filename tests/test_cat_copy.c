@@ -91,17 +91,20 @@ Test(cat_copy, bad_values_are_located) {
   static const char *const bad[][2] = {
       {"    cat_copy: [1, 2]\n", "expected cat_copy as a map"},
       {"    cat_copy: {fwd: [1]}\n", "[bytes, index divisions]"},
-      {"    cat_copy: {fwd: [1, -2]}\n", "key 'cat_copy.fwd[1]': expected an integer from 0"},
+      {"    cat_copy: {fwd: [1, -2]}\n", "key 'layers[0].cat_copy.fwd[1]': expected an integer "
+                                         "from 0"},
       {"    cat_copy: {side: [1, 2]}\n", "side"},
       {"    cat_copy: {fwd: [2000, 1]}\n",
-       "key 'cat_copy.fwd': expected fwd bytes at most the layer's op_fwd_bytes (1000), got 2000"},
+       "key 'layers[0].cat_copy.fwd': expected fwd bytes at most the layer's op_fwd_bytes "
+       "(1000), got 2000"},
       {"    cat_copy: {bwd: [1, 1]}\n",
-       "key 'cat_copy.bwd': expected bwd bytes at most the layer's bwd_copy_bytes (0), got 1"},
+       "key 'layers[0].cat_copy.bwd': expected bwd bytes at most the layer's bwd_copy_bytes (0), "
+       "got 1"},
       /* divisions past 6 a byte + 3: 6 x 1000 + 3 = 6003 (6003 itself
        * loads: below), and 0 + 3 for no bytes */
       {"    cat_copy: {fwd: [1000, 6004]}\n",
-       "key 'cat_copy.fwd[1]': expected fwd index divisions at most 6 a byte + 3 = 6003 for 1000 "
-       "bytes"},
+       "key 'layers[0].cat_copy.fwd[1]': expected fwd index divisions at most 6 a byte + 3 = "
+       "6003 for 1000 bytes"},
       {"    cat_copy: {fwd: [1000, 6004]}\n", "an element of at least 1 byte), got 6004"},
       {"    cat_copy: {fwd: [0, 1000000000000000]}\n",
        "= 3 for 0 bytes"},
@@ -140,11 +143,11 @@ Test(cat_copy, divisions_at_the_bound_load) {
 Test(cat_copy, a_byte_count_with_a_unit_says_integer_bytes) {
   char text[1024];
   ds_test_one_layer_model(text, sizeof text, "memory", "    cat_copy: {bwd: [12MiB, 0]}\n");
-  ds_test_assert_bytes_hint(text, ":13:22: key 'cat_copy.bwd[0]'", 1);
+  ds_test_assert_bytes_hint(text, ":13:22: key 'layers[0].cat_copy.bwd[0]'", 1);
   ds_test_one_layer_model(text, sizeof text, "memory", "    cat_copy: {fwd: [1, 12MiB]}\n");
   struct ds_model *m = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'cat_copy.fwd[1]'") && !strstr(err.msg, "integer bytes"), "%s",
-            err.msg);
+  cr_assert(strstr(err.msg, "key 'layers[0].cat_copy.fwd[1]'") && !strstr(err.msg, "integer bytes"),
+            "%s", err.msg);
 }

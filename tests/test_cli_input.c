@@ -104,7 +104,8 @@ Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
   ds_test_make_dir(dir);
   struct { const char *text, *msg; } cases[] = {
       {"schema_version: 1\nname: x\nsample: s\ndefault_batch: 8\noptimizer: sgd\nlayers:\n"
-       "  - name: a\n    fwd_flops: lots\n", ":8:16: key 'fwd_flops': expected an integer"},
+       "  - name: a\n    fwd_flops: lots\n", ":8:16: key 'layers[0].fwd_flops': expected an "
+                                             "integer"},
       {"schema_version: 1\nname: x\nsample: s\ndefault_batch: 8\noptimizer: lion\n",
        ":5:12: key 'optimizer': expected sgd or adam"},
       {"schema_version: 1\nname: x\ncolour: red\n", ":3:1: unknown key 'colour'"},

@@ -275,7 +275,7 @@ Test(coll_alltoall, host_mem_bw_is_refused_where_nothing_is_staged) {
   struct ds_err err = {0};
   snprintf(text, sizeof text, "%s%s  host_mem_bw: 10GBps\n", head, pcie);
   cr_assert_eq(load_text(text, &err), DS_EINPUT);
-  cr_assert(strstr(err.msg, ":13:") && strstr(err.msg, "key 'host_mem_bw'") &&
+  cr_assert(strstr(err.msg, ":13:") && strstr(err.msg, "key 'intra_node.host_mem_bw'") &&
             strstr(err.msg, "p2p: false"), "%s", err.msg);
   snprintf(text, sizeof text, "%s%s  p2p: false\n  host_mem_bw: lots\n", head, pcie);
   cr_assert_eq(load_text(text, &err), DS_EINPUT);
@@ -285,8 +285,8 @@ Test(coll_alltoall, host_mem_bw_is_refused_where_nothing_is_staged) {
            "%s  template: nvswitch\n  link_bw: 1GBps\n  link_lat: 1us\n  host_mem_bw: 1GBps\n",
            head);
   cr_assert_eq(load_text(text, &err), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'host_mem_bw': only valid with template pcie-switch"), "%s",
-            err.msg);
+  cr_assert(strstr(err.msg, "key 'intra_node.host_mem_bw': only valid with template pcie-switch"),
+            "%s", err.msg);
   snprintf(text, sizeof text, "%s%s  p2p: false\n  host_mem_bw: 10GBps\n", head, pcie);
   cr_assert_eq(load_text(text, &err), DS_OK, "%s", err.msg);
 }

@@ -103,7 +103,7 @@ Test(config, typed_reads) {
   ds_config_free(cfg);
 }
 
-/* The example from the design: 'link_bw' on line 7, its value "fast"
+/* The example from the design: 'nvlink.link_bw' on line 7, its value "fast"
  * starting at column 12 (after two spaces of indent and "link_bw: "). */
 Test(config, bad_bandwidth_message_exact) {
   struct ds_config *cfg = load("schema_version: 1\n"
@@ -120,7 +120,7 @@ Test(config, bad_bandwidth_message_exact) {
   double d = 7.0;
   cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
   cr_assert_eq(err.status, DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:7:12: key 'link_bw': expected a "
+  cr_assert_str_eq(err.msg, "t.yaml:7:12: key 'nvlink.link_bw': expected a "
                             "bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps), got \"fast\"");
   cr_assert(d == 7.0, "output untouched on failure");
   cr_assert_eq(ds_cnode_line(&bw), 7);
@@ -307,8 +307,8 @@ Test(config, bool_strict) {
   ds_config_free(cfg);
 }
 
-/* Sequence items carry "KEY[i]" keys, nested ones "KEY[i][j]", and the
- * item's own line; the strings stay valid and are reused across calls. */
+/* Sequence items are named "KEY[i]", nested ones "KEY[i][j]", a value in
+ * an item "KEY[i].VALUE", each at its own line. */
 Test(config, sequences) {
   struct ds_config *cfg = load("layers:\n"
                                "  - {name: embed, params: 1M}\n"
@@ -329,23 +329,24 @@ Test(config, sequences) {
   struct ds_cnode l2, l2again, name;
   const char *s = NULL;
   cr_assert_eq(ds_cseq_at(&layers, 2, &l2, &err), DS_OK);
-  cr_assert_str_eq(l2.key, "layers[2]");
+  cr_assert_eq(ds_cnode_error(&l2, &err, "bad"), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:4:5: key 'layers[2]': bad");
   cr_assert(ds_cnode_is_map(&l2));
   cr_assert_eq(ds_cnode_line(&l2), 4);
   name = get(&l2, "name");
   cr_assert_eq(ds_cnode_string(&name, &s, &err), DS_OK);
   cr_assert_str_eq(s, "mlp");
   cr_assert_eq(ds_cseq_at(&layers, 2, &l2again, &err), DS_OK);
-  cr_assert_eq(l2.key, l2again.key, "same item, same key string");
+  cr_assert_eq(l2.index, l2again.index, "same item");
 
-  /* A bad value inside an item names the value's own key and position:
-   * "oops" is on line 5, column 26. */
+  /* A bad value inside an item names the item and the value's key, at
+   * the value: "oops" is on line 5, column 26. */
   struct ds_cnode l3, params;
   double d;
   cr_assert_eq(ds_cseq_at(&layers, 3, &l3, &err), DS_OK);
   params = get(&l3, "params");
   cr_assert_eq(ds_cnode_bytes(&params, &d, &err), DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:5:26: key 'params': expected a size "
+  cr_assert_str_eq(err.msg, "t.yaml:5:26: key 'layers[3].params': expected a size "
                             "like \"25MiB\" (at most 1e18 bytes), got \"oops\"");
   /* A layer-level check by the caller names the item. */
   cr_assert_eq(ds_cnode_error(&l3, &err, "params must be %s", "positive"),
@@ -357,9 +358,10 @@ Test(config, sequences) {
   int64_t v = 0;
   cr_assert_eq(ds_cseq_at(&grid, 1, &row, &err), DS_OK);
   cr_assert_eq(ds_cseq_at(&row, 0, &cell, &err), DS_OK);
-  cr_assert_str_eq(cell.key, "grid[1][0]");
   cr_assert_eq(ds_cnode_int64(&cell, &v, &err), DS_OK);
   cr_assert_eq(v, 3);
+  cr_assert_eq(ds_cnode_bool(&cell, &(int){0}, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:6:17: key 'grid[1][0]': expected true or false, got \"3\"");
 
   struct ds_cnode empty = get(&root, "empty");
   cr_assert_eq(ds_cseq_len(&empty, &len, &err), DS_OK);
@@ -371,7 +373,8 @@ Test(config, sequences) {
  * the whole path (layers[1].params[0], and below it
  * layers[1].params[0].shape[1]), so an error in one layer's list names
  * the layer; a sequence at the top level keeps its bare key. (Before, the
- * items were params[0] and shape[1].) */
+ * items were params[0] and shape[1].) The map value `params` (line 4,
+ * column 5, where its block starts) is layers[1].params. */
 Test(config, items_below_an_item_are_named_by_their_whole_path) {
   struct ds_config *cfg = load("layers:\n"
                                "  - {name: a, params: []}\n"
@@ -382,14 +385,12 @@ Test(config, items_below_an_item_are_named_by_their_whole_path) {
   struct ds_err err = {DS_OK, ""};
   struct ds_cnode layers = get(&root, "layers"), l1, params, p0, shape, dim;
   cr_assert_eq(ds_cseq_at(&layers, 1, &l1, &err), DS_OK);
-  cr_assert_str_eq(l1.key, "layers[1]");
   params = get(&l1, "params");
-  cr_assert_str_eq(params.key, "params");
+  cr_assert_eq(ds_cnode_error(&params, &err, "bad"), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:5:7: key 'layers[1].params': bad");
   cr_assert_eq(ds_cseq_at(&params, 0, &p0, &err), DS_OK);
-  cr_assert_str_eq(p0.key, "layers[1].params[0]");
   shape = get(&p0, "shape");
   cr_assert_eq(ds_cseq_at(&shape, 1, &dim, &err), DS_OK);
-  cr_assert_str_eq(dim.key, "layers[1].params[0].shape[1]");
   int64_t v = 0;
   cr_assert_eq(ds_cnode_int64(&dim, &v, &err), DS_EINPUT);
   cr_assert(strstr(err.msg, "t.yaml:5:30: key 'layers[1].params[0].shape[1]': ") == err.msg,
@@ -397,33 +398,94 @@ Test(config, items_below_an_item_are_named_by_their_whole_path) {
   ds_config_free(cfg);
 }
 
-/* A value of a nested map is named by its whole path once
- * ds_cnode_key_under renames it, and so are its items; under the root
- * (whose map has no key) the name stays the bare key. */
-Test(config, key_under_names_the_whole_path) {
-  struct ds_config *cfg = load("top: 1\n"
+/* A value of a nested map is named by its whole path, and so are its
+ * items; under the root the name stays the bare key, never doubled
+ * (cat_copy.fwd[1], not cat_copy.cat_copy.fwd[1]). */
+Test(config, a_nested_maps_values_are_named_by_their_whole_path) {
+  struct ds_config *cfg = load("top: x\n"
                                "cat_copy:\n"
                                "  fwd: [8, oops]\n");
   struct ds_cnode root = root_of(cfg);
   struct ds_err err = {DS_OK, ""};
   struct ds_cnode top = get(&root, "top");
-  cr_assert_eq(ds_cnode_key_under(&root, &top, &err), DS_OK);
-  cr_assert_str_eq(top.key, "top");
+  int64_t v = 0;
+  cr_assert_eq(ds_cnode_int64(&top, &v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:6: key 'top': expected an integer, got \"x\"");
 
   struct ds_cnode map = get(&root, "cat_copy"), fwd = get(&map, "fwd"), item;
-  cr_assert_str_eq(fwd.key, "fwd");
-  cr_assert_eq(ds_cnode_key_under(&map, &fwd, &err), DS_OK);
-  cr_assert_str_eq(fwd.key, "cat_copy.fwd");
+  cr_assert_eq(ds_cnode_int64(&fwd, &v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:3:8: key 'cat_copy.fwd': expected an integer, got a "
+                            "sequence");
   cr_assert_eq(ds_cseq_at(&fwd, 1, &item, &err), DS_OK);
-  cr_assert_str_eq(item.key, "cat_copy.fwd[1]");
-  int64_t v = 0;
   cr_assert_eq(ds_cnode_int64(&item, &v, &err), DS_EINPUT);
   cr_assert(strstr(err.msg, "t.yaml:3:12: key 'cat_copy.fwd[1]'") == err.msg, "%s", err.msg);
 
-  /* An absent key stays absent and unnamed. */
+  /* An absent key is named under its map, without a place. */
   struct ds_cnode none;
   cr_assert_not(ds_cmap_get(&map, "bwd", &none));
-  cr_assert_eq(ds_cnode_key_under(&map, &none, &err), DS_OK);
+  cr_assert_eq(ds_cnode_int64(&none, &v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml: key 'cat_copy.bwd': expected an integer, got nothing");
+  ds_config_free(cfg);
+}
+
+/* A node an alias repeats is named where it first appears, the place its
+ * line and column point at (line 1, column 13), whichever way it was
+ * reached; a path longer than a message has room for is cut at a
+ * character boundary and ends in "...". */
+Test(config, an_aliased_value_is_named_where_it_first_appears) {
+  struct ds_config *cfg = load("a: {b: &x {c: bad}}\n"
+                               "d: *x\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode d = get(&root, "d"), c = get(&d, "c");
+  struct ds_err err = {DS_OK, ""};
+  int64_t v = 0;
+  cr_assert_eq(ds_cnode_int64(&c, &v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:15: key 'a.b.c': expected an integer, got \"bad\"");
+  ds_config_free(cfg);
+
+  /* 300 two-byte characters ("\xC3\xA9", é) as one key: the 256-byte room
+   * keeps 252 bytes, 126 whole characters, then "...". */
+  char key[601] = "", text[700], want[300] = "t.yaml:1:";
+  for (int i = 0; i < 300; i++) strcat(key, "\xC3\xA9");
+  snprintf(text, sizeof text, "%s: {v: bad}\n", key);
+  cfg = load(text);
+  root = root_of(cfg);
+  struct ds_cnode map = get(&root, key), val = get(&map, "v");
+  cr_assert_eq(ds_cnode_int64(&val, &v, &err), DS_EINPUT);
+  char *at = strstr(err.msg, " key '");
+  cr_assert_not_null(at, "%s", err.msg);
+  strcpy(want, " key '");
+  for (int i = 0; i < 126; i++) strcat(want, "\xC3\xA9");
+  strcat(want, "...': expected an integer, got \"bad\"");
+  cr_assert_str_eq(at, want);
+  ds_config_free(cfg);
+}
+
+/* A value two maps deep is named by its whole path from the root, as a
+ * topology's inter_node.fat_tree.link_bw: the bad value ("fast", line 3,
+ * column 14), an unknown key in the inner map (line 3, column 5) and an
+ * absent value (no line) alike; never just the nearest map or the bare key. */
+Test(config, a_value_two_maps_deep_is_named_by_its_whole_path) {
+  static const char *const allowed[] = {"radix", NULL};
+  struct ds_config *cfg = load("inter_node:\n"
+                               "  fat_tree:\n"
+                               "    link_bw: fast\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode inter = get(&root, "inter_node"), tree = get(&inter, "fat_tree");
+  struct ds_cnode bw = get(&tree, "link_bw"), radix;
+  struct ds_err err = {DS_OK, ""};
+  double v = 0;
+  int64_t r = 0;
+  cr_assert_eq(ds_cnode_bw(&bw, &v, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "t.yaml:3:14: key 'inter_node.fat_tree.link_bw': expected a "
+                            "bandwidth") == err.msg, "%s", err.msg);
+  cr_assert_eq(ds_cmap_check_keys(&tree, allowed, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:3:5: key 'inter_node.fat_tree': unknown key 'link_bw' "
+                            "(allowed: radix)");
+  cr_assert_not(ds_cmap_get(&tree, "radix", &radix));
+  cr_assert_eq(ds_cnode_int64(&radix, &r, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml: key 'inter_node.fat_tree.radix': expected an integer, "
+                            "got nothing");
   ds_config_free(cfg);
 }
 
@@ -467,7 +529,7 @@ Test(config, check_keys) {
   struct ds_cnode bw = get(&nv, "bw");
   cr_assert_eq(ds_cmap_check_keys(&bw, allowed, &err), DS_EINPUT);
   cr_assert_str_eq(err.msg,
-                   "t.yaml:2:7: key 'bw': expected a mapping, got \"1GBps\"");
+                   "t.yaml:2:7: key 'nvlink.bw': expected a mapping, got \"1GBps\"");
   ds_config_free(cfg);
 }
 
@@ -501,7 +563,7 @@ Test(config, a_nul_byte_in_a_key_or_value_is_refused) {
 }
 
 /* ds_cmap_get reports absence; ds_cmap_require turns it into a message
- * located at the map (its first key, line 2 column 3 here). */
+ * located at the map (its first key, line 2 column 3 here) and naming it. */
 Test(config, missing_key) {
   struct ds_config *cfg = load("topo:\n  nodes: 2\n");
   struct ds_cnode root = root_of(cfg);
@@ -513,7 +575,7 @@ Test(config, missing_key) {
   cr_assert_eq(ds_cmap_require(&topo, "link_bw", "a bandwidth like \"25GBps\"",
                                &n, &err),
                DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:2:3: missing key 'link_bw' (expected a "
+  cr_assert_str_eq(err.msg, "t.yaml:2:3: key 'topo': missing key 'link_bw' (expected a "
                             "bandwidth like \"25GBps\")");
   cr_assert_eq(ds_cmap_require(&topo, "nodes", "an integer", &n, &err), DS_OK);
   cr_assert_eq(ds_cnode_line(&n), 2);

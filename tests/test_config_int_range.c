@@ -2,7 +2,7 @@
  * Tests for ds_cnode_int_range (base/config.c): the one reader of a bounded
  * integer that every config file uses (topology counts, GPU table entries,
  * model and calibration counts). Both bounds are included; anything else is
- * DS_EINPUT with "FILE:LINE:COL: key 'KEY': expected an integer from LO to
+ * DS_EINPUT with "FILE:LINE:COL: key 'PATH': expected an integer from LO to
  * HI, got ..." and leaves the output alone.
  *
  * Each YAML line below is "KEY: VALUE", so a value's column is the key's

@@ -370,8 +370,8 @@ Test(ddp, long_layer_names_are_refused_or_kept_whole) {
   memset(name, 'x', DS_LAYER_NAME_MAX + 1);
   name[DS_LAYER_NAME_MAX + 1] = '\0';
   snprintf(text, sizeof text, LONG_NAME_MODEL, name);
-  ds_test_assert_model_refused(text, "key 'name': expected a layer name of at most 96 bytes, "
-                               "got 97", "97 bytes");
+  ds_test_assert_model_refused(text, "key 'layers[0].name': expected a layer name of at most 96 "
+                               "bytes, got 97", "97 bytes");
   name[DS_LAYER_NAME_MAX] = '\0';
   snprintf(text, sizeof text, LONG_NAME_MODEL, name);
   struct ds_model *m = NULL;

@@ -185,7 +185,8 @@ Test(ddp, integer_saves_keep_their_size_and_autocast_saves_what_the_file_says) {
   m = NULL;
   cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_EINPUT);
   cr_assert(strstr(err.msg,
-                   "key 'act_int_bytes': expected act_int_bytes at most act_bytes (1000000)"),
+                   "key 'layers[0].act_int_bytes': expected act_int_bytes at most act_bytes "
+                   "(1000000)"),
             "%s", err.msg);
 }
 

@@ -621,13 +621,13 @@ Test(efficiency, calib_nccl_sets_the_launch_and_what_interference_leaves) {
 Test(efficiency, calib_bad_sections_are_located) {
   const char *bad[][2] = {
       {"schema_version: 1\nefficiency:\n  memory: 0.9\n",
-       ":3:11: key 'memory': memory is set by the compute section's mem_efficiency"},
-      {"schema_version: 1\nefficiency:\n  conv_tf32: 2\n", ":3:14: key 'conv_tf32'"},
+       ":3:11: key 'efficiency.memory': memory is set by the compute section's mem_efficiency"},
+      {"schema_version: 1\nefficiency:\n  conv_tf32: 2\n", ":3:14: key 'efficiency.conv_tf32'"},
       {"schema_version: 1\nnccl:\n  interference_slowdown: 1.2\n",
        "needs interference_blocks beside it"},
       {"schema_version: 1\nnccl:\n  interference_blocks: 4\n  interference_slowdown: 0.5\n"
        "  interference_predicted: 1.1\n", "expected a slowdown factor from 1 to 100"},
-      {"schema_version: 1\nnccl:\n  launch: fast\n", ":3:11: key 'launch'"},
+      {"schema_version: 1\nnccl:\n  launch: fast\n", ":3:11: key 'nccl.launch'"},
       {"schema_version: 1\nnccl:\n  blocks: 4\n", "unknown key 'blocks'"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

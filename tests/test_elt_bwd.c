@@ -442,8 +442,8 @@ Test(elt_bwd, bytes_per_step_is_refused_off_an_embedding_of_shared_ids) {
   const char *bad[][2] = {
       {BP_HEAD "    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
                "    embedding: [5, 10]\n    bytes_per: step\n" BP_TAIL,
-       ":14:16: key 'bytes_per': bytes_per: step is for an embedding of ids the batch shares "
-       "(embedding [0, D, lookups per step]); this layer has lookups per sample"},
+       ":14:16: key 'layers[0].bytes_per': bytes_per: step is for an embedding of ids the batch "
+       "shares (embedding [0, D, lookups per step]); this layer has lookups per sample"},
       {BP_HEAD "    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
                "    bytes_per: step\n" BP_TAIL,
        "this layer has no embedding key"},
@@ -455,8 +455,8 @@ Test(elt_bwd, bytes_per_step_is_refused_off_an_embedding_of_shared_ids) {
        "expected fwd_flops and bwd_flops 0 beside bytes_per: step"},
       {BP_HEAD "    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
                "    bwd_reduce_bytes: 8\n    embedding: [0, 10, 5]\n    bytes_per: step\n" BP_TAIL,
-       ":13:23: key 'bwd_reduce_bytes': bwd_reduce_bytes is per sample; bytes_per: step (line "
-       "15) is for an embedding whose bytes are all per step"},
+       ":13:23: key 'layers[0].bwd_reduce_bytes': bwd_reduce_bytes is per sample; bytes_per: "
+       "step (line 15) is for an embedding whose bytes are all per step"},
   };
 #undef BP_HEAD
 #undef BP_TAIL
@@ -518,7 +518,7 @@ Test(elt_bwd, a_bad_embedding_key_names_its_line) {
        "  - name: e\n    class: matmul\n    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 0\n"
        "    act_bytes: 0\n    embedding: [5, 10]\n    params:\n"
        "      - {name: w, numel: 100, shape: [10, 10]}\n",
-       ":13:16: key 'embedding': embedding is for memory-class layers"},
+       ":13:16: key 'layers[0].embedding': embedding is for memory-class layers"},
       {"schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
        "  - name: e\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n"
        "    act_bytes: 0\n    embedding: [5, 10]\n    params:\n"

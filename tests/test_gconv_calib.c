@@ -90,15 +90,17 @@ static void expect_bad(const char *text, const char *where, const char *what) {
             " stride: 2, batch: 32, fwd_us: " FWD ", dgrad_us: " DGRAD ", wgrad_us: 1}\n"
 
 Test(gconv_calib, a_bad_mode_is_located) {
-  expect_bad(SECOND("bf16", "1", "1"), ":7:14: key 'mode'",
+  expect_bad(SECOND("bf16", "1", "1"), ":7:14: key 'grouped_conv.entries[1].mode'",
              "expected fp32, tf32, half or half_nhwc, got \"bf16\"");
 }
 
 Test(gconv_calib, a_negative_time_is_located) {
   /* "dgrad_us: -5" : the value starts at column 123 */
-  expect_bad(SECOND("fp32", "1", "-5"), ":7:", "key 'dgrad_us': expected a time in microseconds > 0, got -5");
-  expect_bad(SECOND("fp32", "0", "1"), ":7:", "key 'fwd_us': expected a time in microseconds > 0");
-  expect_bad(SECOND("fp32", "fast", "1"), ":7:", "key 'fwd_us'");
+  expect_bad(SECOND("fp32", "1", "-5"), ":7:", "key 'grouped_conv.entries[1].dgrad_us': expected "
+                                               "a time in microseconds > 0, got -5");
+  expect_bad(SECOND("fp32", "0", "1"), ":7:", "key 'grouped_conv.entries[1].fwd_us': expected a "
+                                              "time in microseconds > 0");
+  expect_bad(SECOND("fp32", "fast", "1"), ":7:", "key 'grouped_conv.entries[1].fwd_us'");
 }
 
 Test(gconv_calib, a_missing_key_is_located) {
@@ -118,7 +120,7 @@ Test(gconv_calib, other_bad_sections_are_located) {
              " out_positions: 784, stride: 2, batch: 32, fwd_us: 2, dgrad_us: 2, wgrad_us: 2}\n",
              ":8:", "the same mode, shape and batch as entries[1]");
   expect_bad("schema_version: 1\ngrouped_conv:\n  sms: 0\n  boost_mhz: 1000\n  entries: []\n",
-             ":3:8: key 'sms'", "expected an integer from 1");
+             ":3:8: key 'grouped_conv.sms'", "expected an integer from 1");
   expect_bad("schema_version: 1\ngrouped_conv:\n  sms: 100\n  boost_mhz: 1000\n  entries: []\n",
              ":5:", "expected 1 to 1024 entries, got 0");
   expect_bad(ONE_ENTRY "    - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136,"
@@ -137,7 +139,7 @@ Test(gconv_calib, more_than_1024_entries_are_refused) {
     len += snprintf(text + len, cap - (size_t)len,
                     "    - {mode: fp32, group_width: 4, out_channels: 128, out_positions: 3136,"
                     " stride: 1, batch: %d, fwd_us: 1, dgrad_us: 1, wgrad_us: 1}\n", i);
-  expect_bad(text, ":6:5: key 'entries'", "expected 1 to 1024 entries, got 1025");
+  expect_bad(text, ":6:5: key 'grouped_conv.entries'", "expected 1 to 1024 entries, got 1025");
   /* 1024 is fine */
   char *last = strrchr(text, '-');
   *last = '\0';
@@ -272,7 +274,7 @@ Test(gconv_calib, the_gpu_name_loads_and_writes_back) {
   c = load_ok(ONE_ENTRY);
   cr_assert_str_eq(c->gconv_gpu, "", "an older file names no GPU");
   free(c);
-  expect_bad(NAMED(""), ":3:8: key 'gpu'", "expected the GPU's name");
+  expect_bad(NAMED(""), ":3:8: key 'grouped_conv.gpu'", "expected the GPU's name");
 }
 
 /* Which GPU the table fits (ds_calib_gconv_fit), by hand: the file's gpu

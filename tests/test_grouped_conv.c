@@ -232,8 +232,8 @@ Test(grouped_conv, bad_groups_keys_name_the_problem) {
   snprintf(line, sizeof line, "  - {name: g, class: conv, fwd_flops: 1, bwd_flops: 1, "
            "fwd_bytes: 1, act_bytes: 0, groups: 1, stride: 1, %s", w);
   cr_assert_eq(load_error(line, &err), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'groups': expected an integer from 2 to 1048576, got 1"), "%s",
-            err.msg);
+  cr_assert(strstr(err.msg, "key 'layers[0].groups': expected an integer from 2 to 1048576, got 1"),
+            "%s", err.msg);
   snprintf(line, sizeof line, "  - {name: g, class: conv, fwd_flops: 1, bwd_flops: 1, "
            "fwd_bytes: 1, act_bytes: 0, groups: 3, stride: 1, %s", w);
   cr_assert_eq(load_error(line, &err), DS_EINPUT);

@@ -317,32 +317,33 @@ Test(legacy_ew, contiguous_mixed_dtype_ops_run_the_unrolled_cast_rate_under_auto
 Test(legacy_ew, bad_keys_are_located) {
   static const char *const bad[][2] = {
       {"    legacy_ew: [1, 2, 3]\n",
-       ":13:16: key 'legacy_ew': expected legacy_ew as a map of fwd, bwd, accum, copy"},
+       ":13:16: key 'layers[0].legacy_ew': expected legacy_ew as a map of fwd, bwd, accum, copy"},
       {"    nhwc_legacy_ew: {fwd: [1, 2, 3], back: [1, 2, 3]}\n", "back"},
       {"    legacy_ew: {fwd: [1, 2]}\n", "operand-elements], got 2 numbers"},
       {"    legacy_ew: {fwd: [1, 2, 0, 3, 4]}\n", "operand-elements], got 5 numbers"},
       {"    legacy_ew: {fwd: [1, 2, 0, 3]}\n",
-       ":13:32: key 'legacy_ew.fwd[3]': expected autocast cast operand-elements at most the "
-       "strided ones (2), got 3"},
+       ":13:32: key 'layers[0].legacy_ew.fwd[3]': expected autocast cast operand-elements at "
+       "most the strided ones (2), got 3"},
       {"    bwd_copy_bytes: 2\n    legacy_ew: {copy: [1, 2, 0, 1]}\n",
-       ":14:33: key 'legacy_ew.copy[3]': expected no fourth number: autocast cast "
+       ":14:33: key 'layers[0].legacy_ew.copy[3]': expected no fourth number: autocast cast "
        "operand-elements are only for fwd"},
       {"    bwd_bytes: 3\n    amp_bwd_bytes: 2\n    legacy_ew: {bwd: [1, 2, 0, 0]}\n",
-       "key 'legacy_ew.bwd[3]': expected no fourth number"},
+       "key 'layers[0].legacy_ew.bwd[3]': expected no fourth number"},
       {"    bwd_accum_bytes: 3\n    amp_bwd_accum_bytes: 2\n    legacy_ew: {accum: [1, 2, 0, 1]}\n",
-       "key 'legacy_ew.accum[3]': expected no fourth number"},
+       "key 'layers[0].legacy_ew.accum[3]': expected no fourth number"},
       {"    legacy_ew: {fwd: [1, 2, 0, -1]}\n",
        "expected an integer from 0 to 1000000000000000, got -1"},
       {"    legacy_ew: {bwd: [1, -2, 3]}\n",
-       "key 'legacy_ew.bwd[1]': expected an integer from 0 to 1000000000000000, got -2"},
-      {"    nhwc_legacy_ew: {fwd: [1, 2]}\n", "key 'nhwc_legacy_ew.fwd': expected [bytes"},
+       "key 'layers[0].legacy_ew.bwd[1]': expected an integer from 0 to 1000000000000000, got -2"},
+      {"    nhwc_legacy_ew: {fwd: [1, 2]}\n", "key 'layers[0].nhwc_legacy_ew.fwd': expected "
+                                              "[bytes"},
       {"    legacy_ew: {accum: [1, 2, x]}\n", ":13:"},
       {"    legacy_ew: {fwd: [1, 3, 0]}\n",
-       ":13:26: key 'legacy_ew.fwd[1]': expected strided and transposed operand-elements at "
-       "most the bytes + 1 (2: each moves at least a byte), got 3 + 0"},
+       ":13:26: key 'layers[0].legacy_ew.fwd[1]': expected strided and transposed "
+       "operand-elements at most the bytes + 1 (2: each moves at least a byte), got 3 + 0"},
       {"    legacy_ew: {fwd: [1, 1, 1000000000000000]}\n",
-       "key 'legacy_ew.fwd[2]': expected strided and transposed operand-elements at most the "
-       "bytes + 1 (2"},
+       "key 'layers[0].legacy_ew.fwd[2]': expected strided and transposed operand-elements at "
+       "most the bytes + 1 (2"},
       {"    legacy_ew: {fwd: 5}\n", "expected [bytes, strided operand-elements"},
       {"    legacy_ew: {fwd: [2, 0, 0]}\n", "fwd bytes at most the layer's fwd_bytes (1), got 2"},
       {"    op_fwd_bytes: 4\n    legacy_ew: {fwd: [5, 0, 0]}\n",
@@ -353,10 +354,10 @@ Test(legacy_ew, bad_keys_are_located) {
       {"    bwd_bytes: 3\n    amp_bwd_bytes: 2\n    nhwc_legacy_ew: {accum: [1, 0, 0]}\n",
        "accum bytes at most the layer's bwd_accum_bytes (0), got 1"},
       {"    amp_cast_ew: [1, 2]\n",
-       ":13:18: key 'amp_cast_ew': expected amp_cast_ew only beside amp_fwd_bytes"},
+       ":13:18: key 'layers[0].amp_cast_ew': expected amp_cast_ew only beside amp_fwd_bytes"},
       {AMP "    amp_cast_ew: [4, 2]\n",
-       ":16:18: key 'amp_cast_ew': expected amp_cast_ew bytes at most the layer's amp_fwd_bytes "
-       "(3), got 4"},
+       ":16:18: key 'layers[0].amp_cast_ew': expected amp_cast_ew bytes at most the layer's "
+       "amp_fwd_bytes (3), got 4"},
       {AMP "    amp_cast_ew: [1]\n",
        "expected [autocast bytes, operand-elements], got 1 number"},
       {AMP "    amp_cast_ew: [3, 5]\n",
@@ -466,10 +467,10 @@ Test(legacy_ew, a_loss_without_the_key_keeps_one_roofline_and_bad_ones_are_locat
 Test(legacy_ew, a_byte_count_with_a_unit_says_integer_bytes) {
   char text[1024];
   ds_test_one_layer_model(text, sizeof text, "memory", "    legacy_ew: {fwd: [12MiB, 0, 0]}\n");
-  ds_test_assert_bytes_hint(text, ":13:23: key 'legacy_ew.fwd[0]'", 1);
+  ds_test_assert_bytes_hint(text, ":13:23: key 'layers[0].legacy_ew.fwd[0]'", 1);
   ds_test_one_layer_model(text, sizeof text, "memory",
                           "    nhwc_legacy_ew: {copy: [12MiB, 0, 0]}\n");
-  ds_test_assert_bytes_hint(text, ":13:29: key 'nhwc_legacy_ew.copy[0]'", 1);
+  ds_test_assert_bytes_hint(text, ":13:29: key 'layers[0].nhwc_legacy_ew.copy[0]'", 1);
   ds_test_one_layer_model(text, sizeof text, "memory", AMP "    amp_cast_ew: [12MiB, 0]\n");
   ds_test_assert_bytes_hint(text, ":16:19: key 'layers[0].amp_cast_ew[0]'", 1);
   ds_test_assert_bytes_hint("schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\n"

@@ -201,12 +201,12 @@ Test(model, buffers_are_read_in_order_with_their_dtype) {
 Test(model, bad_buffers_name_the_line_and_key) {
   const char *bad[][2] = {
       {"buffers:\n  - {name: rm, numel: 4, bytes: 10, dtype: float32}\n",
-       "m.yaml:23:33: key 'bytes'"},
+       "m.yaml:23:33: key 'buffers[0].bytes'"},
       {"buffers:\n  - {name: rm, numel: -1, bytes: 0, dtype: float32}\n", "numel"},
       {"buffers:\n  - {name: rm, numel: 4, bytes: 16}\n", "dtype"},
       /* past DS_MODEL_NUMEL_MAX (1e12 elements, model.h) */
       {"buffers:\n  - {name: rm, numel: 1000000000001, bytes: 1000000000001, dtype: uint8}\n",
-       "m.yaml:23:23: key 'numel': expected an integer from 0 to 1000000000000, got "
+       "m.yaml:23:23: key 'buffers[0].numel': expected an integer from 0 to 1000000000000, got "
        "1000000000001"},
       {"buffers:\n  - {name: rm, numel: 4, bytes: 16, dtype: float32, x: 1}\n", "x"},
   };
@@ -231,16 +231,16 @@ Test(model, bad_buffers_name_the_line_and_key) {
 Test(model, repeated_names_and_unknown_dtypes_are_refused_with_both_lines) {
   const char *bad[][2] = {
       {L2("l1", "      - {name: d, numel: 2}\n"),
-       "m.yaml:22:11: key 'name': layer \"l1\" already given at line 15"},
+       "m.yaml:22:11: key 'layers[2].name': layer \"l1\" already given at line 15"},
       {L2("l2", "      - {name: a, numel: 2}\n"),
-       "m.yaml:28:16: key 'name': parameter \"a\" already given at line 13"},
+       "m.yaml:28:16: key 'layers[2].params[0].name': parameter \"a\" already given at line 13"},
       {L2("l2", "      - {name: a, numel: 4}\n") "grad_ready: [a, c, b, a]\n",
-       "m.yaml:28:16: key 'name': parameter \"a\" already given at line 13"},
+       "m.yaml:28:16: key 'layers[2].params[0].name': parameter \"a\" already given at line 13"},
       {"buffers:\n  - {name: l0.running_mean, numel: 4, bytes: 16, dtype: float32}\n"
        "  - {name: l0.running_mean, numel: 4, bytes: 16, dtype: float32}\n",
-       "m.yaml:24:12: key 'name': buffer \"l0.running_mean\" already given at line 23"},
+       "m.yaml:24:12: key 'buffers[1].name': buffer \"l0.running_mean\" already given at line 23"},
       {"buffers:\n  - {name: rm, numel: 4, bytes: 16, dtype: float33}\n",
-       "m.yaml:23:44: key 'dtype': expected one of PyTorch's dtype names"},
+       "m.yaml:23:44: key 'buffers[0].dtype': expected one of PyTorch's dtype names"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     struct ds_model *m;
@@ -322,7 +322,7 @@ Test(model, a_byte_count_with_a_unit_says_integer_bytes) {
   ds_test_assert_model_refused(HEAD "layers:\n  - name: l0\n    fwd_flops: 1\n    bwd_flops: 1\n"
                                "    fwd_bytes: 12MiB\n    act_bytes: 0\n    params:\n"
                                "      - {name: a, numel: 4}\n",
-                               "key 'fwd_bytes': expected an integer from 0 to "
+                               "key 'layers[0].fwd_bytes': expected an integer from 0 to "
                                "1000000000000000, got \"12MiB\": integer bytes per sample, "
                                "without a unit (12582912, not 12MiB",
                                "fwd_bytes 12MiB");
@@ -330,7 +330,7 @@ Test(model, a_byte_count_with_a_unit_says_integer_bytes) {
   ds_test_assert_bytes_hint(HEAD "layers:\n  - name: l0\n    fwd_flops: 1\n    bwd_flops: 1\n"
                             "    fwd_bytes: 12MiB\n    act_bytes: 0\n    params:\n"
                             "      - {name: a, numel: 4}\n",
-                            ":10:16: key 'fwd_bytes'", 1);
+                            ":10:16: key 'layers[0].fwd_bytes'", 1);
 }
 
 /* A buffer's bytes (its whole size, not per sample) written with a unit
@@ -341,7 +341,7 @@ Test(model, a_buffers_bytes_with_a_unit_says_integer_bytes) {
                             "    fwd_bytes: 0\n    act_bytes: 0\n    params:\n"
                             "      - {name: a, numel: 4}\n"
                             "buffers:\n  - {name: rm, numel: 4, bytes: 12MiB, dtype: float32}\n",
-                            ":15:33: key 'bytes'", 0);
+                            ":15:33: key 'buffers[0].bytes'", 0);
 }
 
 /* The toy tools/export_model.py exported (tests/data/view_nodes_toy.py: its

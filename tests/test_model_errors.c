@@ -91,15 +91,18 @@ static const struct model_case cases[] = {
     /* a layer's own keys */
     {7, 1, "  - name: l0\n    colour: red", NULL,
      "8:5: key 'layers[0]': unknown key 'colour' (allowed: name, fwd_flops, bwd_flops, ..."},
-    {7, 2, "  - fwd_flops: 1", NULL, "7:5: missing key 'name' (expected a layer name)"},
-    {9, 1, NULL, NULL, "7:5: missing key 'bwd_flops' (expected a non-negative integer)"},
-    {11, 1, NULL, NULL, "7:5: missing key 'act_bytes' (expected a non-negative integer)"},
+    {7, 2, "  - fwd_flops: 1", NULL,
+     "7:5: key 'layers[0]': missing key 'name' (expected a layer name)"},
+    {9, 1, NULL, NULL,
+     "7:5: key 'layers[0]': missing key 'bwd_flops' (expected a non-negative integer)"},
+    {11, 1, NULL, NULL,
+     "7:5: key 'layers[0]': missing key 'act_bytes' (expected a non-negative integer)"},
     {11, 1, "    act_bytes: 1\n    act_int_bytes: x", NULL,
-     "12:20: key 'act_int_bytes': " INT_BYTES ", got \"x\"" PER_SAMPLE},
+     "12:20: key 'layers[0].act_int_bytes': " INT_BYTES ", got \"x\"" PER_SAMPLE},
     {11, 1, "    act_bytes: 0\n    amp_act_bytes: 1MiB", NULL,
-     "12:20: key 'amp_act_bytes': " INT_BYTES ", got \"1MiB\"" PER_SAMPLE},
+     "12:20: key 'layers[0].amp_act_bytes': " INT_BYTES ", got \"1MiB\"" PER_SAMPLE},
     {11, 1, "    act_bytes: 0\n    class: [conv]", NULL,
-     "12:12: key 'class': expected a string, got a sequence"},
+     "12:12: key 'layers[0].class': expected a string, got a sequence"},
     /* host counts on every layer or none: the first layer lacking them */
     {14, 1, "  - name: l1\n" HOST4, NULL,
      "14:5: key 'layers[1]': expected host_ops, host_nodes, host_amp_casts and host_amp_nodes "
@@ -112,24 +115,28 @@ static const struct model_case cases[] = {
      "layer lacks it)"},
     /* parameters */
     {12, 2, NULL, NULL,
-     "7:5: missing key 'params' (expected a list of {name, numel} maps, or [] for none)"},
-    {12, 2, "    params: 5", NULL, "12:13: key 'params': expected a sequence, got \"5\""},
+     "7:5: key 'layers[0]': missing key 'params' (expected a list of {name, numel} maps, or "
+     "[] for none)"},
+    {12, 2, "    params: 5", NULL, "12:13: key 'layers[0].params': expected a sequence, got \"5\""},
     {13, 1, "      - {name: a, numel: 4, dtype: f32}", NULL,
      "13:29: key 'layers[0].params[0]': unknown key 'dtype' (allowed: name, numel, shape)"},
-    {13, 1, "      - {numel: 4}", NULL, "13:9: missing key 'name' (expected a tensor name)"},
-    {13, 1, "      - {name: a}", NULL, "13:9: missing key 'numel' (expected a positive integer)"},
+    {13, 1, "      - {numel: 4}", NULL,
+     "13:9: key 'layers[0].params[0]': missing key 'name' (expected a tensor name)"},
+    {13, 1, "      - {name: a}", NULL,
+     "13:9: key 'layers[0].params[0]': missing key 'numel' (expected a positive integer)"},
     {13, 1, "      - {name: a, numel: 4, shape: [0, 4]}", NULL,
      "13:37: key 'layers[0].params[0].shape[0]': expected an integer from 1 to 4, got 0"},
     {13, 1, "      - {name: a, numel: 4, shape: 4}", NULL,
-     "13:36: key 'shape': expected a list of dimensions like [768, 3072]"},
+     "13:36: key 'layers[0].params[0].shape': expected a list of dimensions like [768, 3072]"},
     {13, 1, "      - {name: a, numel: 4, shape: []}", NULL,
-     "13:36: key 'shape': expected 1 to 8 dimensions, got 0"},
+     "13:36: key 'layers[0].params[0].shape': expected 1 to 8 dimensions, got 0"},
     {13, 1, "      - {name: a, numel: 4, shape: [1, 1, 1, 1, 1, 1, 1, 1, 4]}", NULL,
-     "13:36: key 'shape': expected 1 to 8 dimensions, got 9"},
+     "13:36: key 'layers[0].params[0].shape': expected 1 to 8 dimensions, got 9"},
     {13, 1, "      - {name: a, numel: 4, shape: [4, 4]}", NULL,
-     "13:36: key 'shape': expected dimensions whose product is numel 4, got a product above it"},
+     "13:36: key 'layers[0].params[0].shape': expected dimensions whose product is numel 4, got "
+     "a product above it"},
     {13, 1, "      - {name: a, numel: 4, shape: [3]}", NULL,
-     "13:36: key 'shape': expected dimensions whose product is numel 4, got 3"},
+     "13:36: key 'layers[0].params[0].shape': expected dimensions whose product is numel 4, got 3"},
     {18, 0, "    tied_params: [[a]]", NULL,
      "18:19: key 'layers[1].tied_params[0]': expected a string, got a sequence"},
     {18, 0, "    tied_params: [a, [b]]", NULL,
@@ -138,48 +145,49 @@ static const struct model_case cases[] = {
     {12, 0, POOL "    pool_padding: [x, 0]\n    pool_input: [1, 4, 4]", NULL,
      "15:20: key 'layers[0].pool_padding[0]': expected an integer from 0 to 1024, got \"x\""},
     {12, 0, POOL "    pool_padding: [0, 0]\n    pool_input: [1, 2000000, 4]", NULL,
-     "16:17: key 'pool_input': expected the input's sides at most 1048576, got 2000000"},
+     "16:17: key 'layers[0].pool_input': expected the input's sides at most 1048576, got 2000000"},
     {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 1, 1, 1], "
             "mid: [1, 1, 1, 1]}\n    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
-     NULL, "13:59: key 'attn_products': unknown key 'mid' (allowed: fwd, bwd)"},
+     NULL, "13:59: key 'layers[0].attn_products': unknown key 'mid' (allowed: fwd, bwd)"},
     {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 5, 1, 1]}\n"
             "    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
-     NULL, "13:20: key 'attn_products': expected attn_products' FLOPs at most the layer's "
-           "fwd_flops (1) and bwd_flops (1), got 1 and 5"},
+     NULL, "13:20: key 'layers[0].attn_products': expected attn_products' FLOPs at most the "
+           "layer's fwd_flops (1) and bwd_flops (1), got 1 and 5"},
     {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [0, 0, 0, 1]}\n"
             "    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
-     NULL, "13:20: key 'attn_products': expected at least one bwd kernel in attn_products where "
-           "it has FLOPs or bytes"},
+     NULL, "13:20: key 'layers[0].attn_products': expected at least one bwd kernel in "
+           "attn_products where it has FLOPs or bytes"},
     {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 1, 1, 1]}\n"
             "    attn_rest: {fwd: [1, 1, 1], bwd: [0, 0, 1]}",
-     NULL, "14:16: key 'attn_rest': expected at least one bwd kernel in attn_rest where it has "
-           "bytes"},
+     NULL, "14:16: key 'layers[0].attn_rest': expected at least one bwd kernel in attn_rest "
+           "where it has bytes"},
     {12, 0, "    class: memory\n    embedding: [1, 4]", NULL,
-     "13:16: key 'embedding': expected embedding's D to be the row length of a (numel 4, "
+     "13:16: key 'layers[0].embedding': expected embedding's D to be the row length of a (numel 4, "
      "shape's second dimension), got 4"},
     {15, 4, "    fwd_flops: 0\n    bwd_flops: 1\n    fwd_bytes: 0\n    act_bytes: 0\n"
             "    class: memory\n    embedding: [0, 8, 1]\n    bytes_per: step",
-     NULL, "21:16: key 'bytes_per': expected fwd_flops and bwd_flops 0 beside bytes_per: step (an "
-           "embedding's gather and scatter run none), got 0 and 1"},
+     NULL, "21:16: key 'layers[1].bytes_per': expected fwd_flops and bwd_flops 0 beside "
+           "bytes_per: step (an embedding's gather and scatter run none), got 0 and 1"},
     {12, 0, "    bytes_per: [step]", NULL,
-     "12:16: key 'bytes_per': expected a string, got a sequence"},
+     "12:16: key 'layers[0].bytes_per': expected a string, got a sequence"},
     {19, 0, "    class: memory\n    embedding: [1, 3]", NULL,
-     "20:16: key 'embedding': expected embedding's D to be the row length of b (numel 8), got 3"},
+     "20:16: key 'layers[1].embedding': expected embedding's D to be the row length of b (numel "
+     "8), got 3"},
     /* the lists after the layers (model_names.c) */
     {0, 0, NULL, "grad_ready: [a, [b]]",
      "21:17: key 'grad_ready[1]': expected a string, got a sequence"},
     {0, 0, NULL, "buffers:\n  - {numel: 1, bytes: 4, dtype: float32}",
-     "22:5: missing key 'name' (expected a buffer name)"},
+     "22:5: key 'buffers[0]': missing key 'name' (expected a buffer name)"},
     {0, 0, NULL, "buffers:\n  - {name: [x], numel: 1, bytes: 4, dtype: float32}",
-     "22:12: key 'name': expected a string, got a sequence"},
+     "22:12: key 'buffers[0].name': expected a string, got a sequence"},
     {0, 0, NULL, "buffers:\n  - {name: x, bytes: 4, dtype: float32}",
-     "22:5: missing key 'numel' (expected a non-negative integer)"},
+     "22:5: key 'buffers[0]': missing key 'numel' (expected a non-negative integer)"},
     {0, 0, NULL, "buffers:\n  - {name: x, numel: 1, dtype: float32}",
-     "22:5: missing key 'bytes' (expected a non-negative integer)"},
+     "22:5: key 'buffers[0]': missing key 'bytes' (expected a non-negative integer)"},
     {0, 0, NULL, "buffers:\n  - {name: x, numel: 2, bytes: 0, dtype: float32}",
-     "22:32: key 'bytes': expected bytes a whole multiple (>= 1) of numel 2, got 0"},
+     "22:32: key 'buffers[0].bytes': expected bytes a whole multiple (>= 1) of numel 2, got 0"},
     {0, 0, NULL, "buffers:\n  - {name: x, numel: 1, bytes: 4, dtype: [f]}",
-     "22:42: key 'dtype': expected a string, got a sequence"},
+     "22:42: key 'buffers[0].dtype': expected a string, got a sequence"},
 };
 
 /* The base with case c's edit, into path. */

@@ -175,9 +175,9 @@ Test(nccl_nvlink, a_link_rate_below_1_gbps_is_refused) {
    * count ~6e15 links, past int32_t. Refused at nvlink_bw (file, line);
    * 12 GBps over 12 links, exactly 1 GB/s, is accepted. */
   ds_test_gpu_entry_refused("nvlink_bw: 1Bps\n    nvlink_links: 1024",
-                            "key 'nvlink_bw': expected at least 1 GBps per NVLink link");
+                            "key 'gpus[0].nvlink_bw': expected at least 1 GBps per NVLink link");
   ds_test_gpu_entry_refused("nvlink_bw: 11GBps\n    nvlink_links: 12",
-                            "key 'nvlink_bw': expected at least 1 GBps per NVLink link");
+                            "key 'gpus[0].nvlink_bw': expected at least 1 GBps per NVLink link");
   struct ds_gpu_spec g;
   struct ds_err err = {0};
   cr_assert_eq(ds_test_lookup_gpu_text("schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n"

@@ -442,13 +442,13 @@ Test(rates, ddpsim_outputs_a_stand_in) {
 Test(rates, bad_stand_ins_are_refused) {
   const char *bad[][2] = {
       {"efficiency_proxy: {conv_tf32: \"x\"}\n    efficiency: {conv_half: 0.5}",
-       "key 'efficiency_proxy.conv_tf32': a stand-in for conv_tf32, which the entry's "
+       "key 'gpus[0].efficiency_proxy.conv_tf32': a stand-in for conv_tf32, which the entry's "
        "efficiency map does not set"},
       {"efficiency_proxy: {memory: \"x\"}", "a stand-in for memory, which the entry's"},
       {"efficiency_proxy: {conv_tf33: \"x\"}\n    efficiency: {conv_tf32: 0.5}",
        "unknown key 'conv_tf33'"},
       {"efficiency_proxy: \"x\"\n    efficiency: {conv_tf32: 0.5}",
-       "key 'efficiency_proxy': expected a map of efficiency keys to a short reason"},
+       "key 'gpus[0].efficiency_proxy': expected a map of efficiency keys to a short reason"},
       {"efficiency_proxy: {conv_tf32: \"\"}\n    efficiency: {conv_tf32: 0.5}",
        "expected a short reason of 1 to 63 characters"},
       {"efficiency_proxy: {conv_tf32: "

@@ -34,7 +34,7 @@ Test(reliability, a_huge_link_latency_is_refused_at_its_line) {
   char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", args[256];
   write_topo(topo, "1e12s", "100GBps");
   snprintf(args, sizeof args, "--topo %s", topo);
-  ds_test_ddpsim_refuses(args, ":9:13: key 'link_lat': expected a time like \"1.5us\" "
+  ds_test_ddpsim_refuses(args, ":9:13: key 'intra_node.link_lat': expected a time like \"1.5us\" "
                                "(at most 1e6 s), got \"1e12s\"");
   unlink(topo);
 }
@@ -45,7 +45,7 @@ Test(reliability, a_tiny_bandwidth_is_refused_at_its_line) {
   char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", args[256];
   write_topo(topo, "1us", "1e-300Bps");
   snprintf(args, sizeof args, "--topo %s", topo);
-  ds_test_ddpsim_refuses(args, ":8:12: key 'link_bw': expected a bandwidth");
+  ds_test_ddpsim_refuses(args, ":8:12: key 'intra_node.link_bw': expected a bandwidth");
   unlink(topo);
 }
 
@@ -57,7 +57,7 @@ Test(reliability, a_huge_kernel_overhead_in_a_calibration_is_refused) {
   snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
   /* Defect 10: the message names the flag as well as the file. */
   ds_test_ddpsim_refuses(args, "option --calib: ");
-  ds_test_ddpsim_refuses(args, ":3:20: key 'kernel_overhead': expected a time");
+  ds_test_ddpsim_refuses(args, ":3:20: key 'compute.kernel_overhead': expected a time");
   unlink(calib);
 }
 
@@ -80,7 +80,7 @@ Test(reliability, an_efficiency_below_a_hundredth_of_peak_is_refused_at_its_key)
     ds_test_write_temp(topo, text);
     char want[256];
     snprintf(want, sizeof want,
-             ":11:%d: key '%s': expected an achieved / peak fraction from 0.01 to 1, "
+             ":11:%d: key 'compute.%s': expected an achieved / peak fraction from 0.01 to 1, "
              "got 1e-300", (int)strlen(keys[k]) + 5, keys[k]);
     snprintf(args, sizeof args, "--topo %s", topo);
     ds_test_ddpsim_refuses(args, want);
@@ -101,7 +101,7 @@ Test(reliability, an_efficiency_below_a_hundredth_of_peak_is_refused_at_its_key)
   char calib[] = "/tmp/ddpsim-rel-calib-XXXXXX";
   ds_test_write_temp(calib, "schema_version: 1\ncompute:\n  flops_efficiency: 0.005\n");
   snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
-  ds_test_ddpsim_refuses(args, ":3:21: key 'flops_efficiency': expected an achieved / peak "
+  ds_test_ddpsim_refuses(args, ":3:21: key 'compute.flops_efficiency': expected an achieved / peak "
                                "fraction from 0.01 to 1, got 0.005");
   unlink(calib);
 }
@@ -123,7 +123,7 @@ Test(reliability, per_sample_flops_past_1e15_are_refused) {
   char model[] = "/tmp/ddpsim-rel-model-XXXXXX", args[256];
   write_model(model, "9223372036854775000", "1000");
   snprintf(args, sizeof args, "--topo 4gpu --model %s --batch 1048576", model);
-  ds_test_ddpsim_refuses(args, ":8:16: key 'fwd_flops': expected an integer from 0 to "
+  ds_test_ddpsim_refuses(args, ":8:16: key 'layers[0].fwd_flops': expected an integer from 0 to "
                                "1000000000000000, got 9223372036854775000");
   unlink(model);
 }
@@ -136,8 +136,8 @@ Test(reliability, a_tensor_past_1e12_elements_is_refused_at_its_numel) {
   char model[] = "/tmp/ddpsim-rel-model-XXXXXX", args[256];
   write_model(model, "1000", "1000000000001");
   snprintf(args, sizeof args, "--topo 4gpu --model %s", model);
-  ds_test_ddpsim_refuses(args, ":13:26: key 'numel': expected an integer from 1 to "
-                               "1000000000000, got 1000000000001");
+  ds_test_ddpsim_refuses(args, ":13:26: key 'layers[0].params[0].numel': expected an integer "
+                               "from 1 to 1000000000000, got 1000000000001");
   unlink(model);
 }
 

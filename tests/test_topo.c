@@ -112,7 +112,7 @@ Test(topo, bad_bandwidth_names_file_line_and_key) {
   ds_status st = load_text(GOOD_HEAD "intra_node:\n  template: nvswitch\n"
                            "  link_bw: fast\n  link_lat: 1us\n", &err, path);
   cr_assert_eq(st, DS_EINPUT);
-  snprintf(want, sizeof want, "%s:8:12: key 'link_bw': expected a bandwidth", path);
+  snprintf(want, sizeof want, "%s:8:12: key 'intra_node.link_bw': expected a bandwidth", path);
   cr_assert(strstr(err.msg, want) != NULL, "message: %s", err.msg);
 }
 
@@ -147,7 +147,8 @@ Test(topo, unknown_template_and_gpu_are_errors) {
   char path[64];
   cr_assert_eq(load_text(GOOD_HEAD "intra_node:\n  template: tinfoil\n"
                          "  link_bw: 1GBps\n  link_lat: 1us\n", &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'template': expected nvlink-mesh or nvswitch or pcie-switch"),
+  cr_assert(strstr(err.msg, "key 'intra_node.template': expected nvlink-mesh or nvswitch or "
+                            "pcie-switch"),
             "message: %s", err.msg);
   cr_assert_eq(load_text("schema_version: 1\nname: t\ngpu: Z80\nnodes: 1\ngpus_per_node: 2\n"
                          "intra_node:\n  template: nvswitch\n  link_bw: 1GBps\n  link_lat: 1us\n",
@@ -439,8 +440,9 @@ Test(topo, a_gpu_without_links_is_refused_at_its_device_line) {
                          "  - {name: lone, kind: gpu}\n  - {name: g1, kind: gpu}\nlinks:\n"
                          "  - {from: g0, to: g1, bw: 1GBps, lat: 1us, kind: nvlink}\n",
                          &err, path), DS_EINPUT);
-  snprintf(want, sizeof want, "%s:8:12: key 'name': GPU 1 'lone' has no links, so it cannot "
-           "communicate with the other 2 GPUs (only a one-GPU topology may have none)", path);
+  snprintf(want, sizeof want, "%s:8:12: key 'devices[1].name': GPU 1 'lone' has no links, so "
+           "it cannot communicate with the other 2 GPUs (only a one-GPU topology may have none)",
+           path);
   cr_assert(strstr(err.msg, want), "message: %s", err.msg);
   /* one GPU, no links: a one-rank world, nothing to communicate */
   cr_assert_eq(load_text("schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 1\n"
@@ -461,7 +463,7 @@ Test(topo, explicit_list_errors_name_file_line_and_key) {
                          "  - {from: g0, to: g9, bw: 1GBps, lat: 1us, kind: nvlink}\n",
                          &err, path), DS_EINPUT);
   snprintf(want, sizeof want, "%s:10:", path);
-  cr_assert(strstr(err.msg, want) && strstr(err.msg, "key 'to': unknown device 'g9'"),
+  cr_assert(strstr(err.msg, want) && strstr(err.msg, "key 'links[0].to': unknown device 'g9'"),
             "message: %s", err.msg);
   /* Duplicate name: the second one, line 8, says where the first is. */
   cr_assert_eq(load_text(GOOD_HEAD "devices:\n  - {name: g0, kind: gpu}\n"
@@ -476,12 +478,13 @@ Test(topo, explicit_list_errors_name_file_line_and_key) {
   /* A bad kind of device and of link. */
   cr_assert_eq(load_text(LIST_HEAD "  - {name: s, kind: router}\nlinks: []\n", &err, path),
                DS_EINPUT);
-  cr_assert(strstr(err.msg, ":9:") && strstr(err.msg, "key 'kind': expected gpu, switch, "
-            "nic or cpu"), "message: %s", err.msg);
+  cr_assert(strstr(err.msg, ":9:") &&
+            strstr(err.msg, "key 'devices[2].kind': expected gpu, switch, nic or cpu"),
+            "message: %s", err.msg);
   cr_assert_eq(load_text(LIST_HEAD "links:\n"
                          "  - {from: g0, to: g1, bw: 1GBps, lat: 1us, kind: wifi}\n",
                          &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'kind': expected nvlink, pcie, qpi or ib"), "message: %s",
+  cr_assert(strstr(err.msg, "key 'links[0].kind': expected nvlink, pcie, qpi or ib"), "message: %s",
             err.msg);
   /* Two links the same way between one pair. */
   cr_assert_eq(load_text(LIST_HEAD "links:\n"
@@ -504,7 +507,7 @@ Test(topo, explicit_list_errors_name_file_line_and_key) {
   /* No links at all: the first GPU is refused at its line (issue #12; it
    * was "GPU 0 'g0' cannot reach GPU 1 'g1'", naming the file alone). */
   cr_assert_eq(load_text(LIST_HEAD "links: []\n", &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, ":7:12: key 'name': GPU 0 'g0' has no links, so it cannot "
+  cr_assert(strstr(err.msg, ":7:12: key 'devices[0].name': GPU 0 'g0' has no links, so it cannot "
                    "communicate with the other GPU"), "message: %s", err.msg);
 }
 
@@ -514,7 +517,7 @@ Test(topo, new_template_keys_are_checked) {
   /* p2p belongs to pcie-switch only. */
   cr_assert_eq(load_text(GOOD_HEAD "intra_node:\n  template: nvswitch\n  link_bw: 1GBps\n"
                          "  link_lat: 1us\n  p2p: false\n", &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'p2p': only valid with template pcie-switch"),
+  cr_assert(strstr(err.msg, "key 'intra_node.p2p': only valid with template pcie-switch"),
             "message: %s", err.msg);
   /* gpus_per_nic x nics_per_node must cover the node's GPUs exactly. */
   const char *two_nodes = "schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 2\n"
@@ -525,15 +528,16 @@ Test(topo, new_template_keys_are_checked) {
   char text[1024];
   snprintf(text, sizeof text, "%s  gpus_per_nic: 3\n", two_nodes);
   cr_assert_eq(load_text(text, &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'gpus_per_nic'") && strstr(err.msg, "3 x 2 is not 4"),
+  cr_assert(strstr(err.msg, "key 'inter_node.gpus_per_nic'") && strstr(err.msg, "3 x 2 is not 4"),
             "message: %s", err.msg);
   snprintf(text, sizeof text, "%s  fat_tree:\n    nodes_per_leaf: 1\n"
            "    oversubscription: 0.5\n    uplink_lat: 1us\n", two_nodes);
   cr_assert_eq(load_text(text, &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, "key 'oversubscription'"), "message: %s", err.msg);
+  cr_assert(strstr(err.msg, "key 'inter_node.fat_tree.oversubscription'"), "message: %s", err.msg);
   snprintf(text, sizeof text, "%s  fat_tree:\n    nodes_per_leaf: 1\n", two_nodes);
   cr_assert_eq(load_text(text, &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, "missing key 'uplink_lat'"), "message: %s", err.msg);
+  cr_assert(strstr(err.msg, "key 'inter_node.fat_tree': missing key 'uplink_lat'"),
+            "message: %s", err.msg);
 }
 
 /* Loads a topology text with the shipped GPU table; returns its nvls flag,

@@ -461,7 +461,7 @@ Test(gpu_table, a_compute_capability_outside_its_family_is_refused) {
     ds_status st = ds_gpu_table_load(path, &t, &err);
     if (cases[i].expected) {
       cr_assert_eq(st, DS_EINPUT, "%s %s", cases[i].arch, cases[i].cc);
-      cr_assert(strstr(err.msg, ":4:") && strstr(err.msg, "key 'compute_capability'") &&
+      cr_assert(strstr(err.msg, ":4:") && strstr(err.msg, "key 'gpus[0].compute_capability'") &&
                     strstr(err.msg, cases[i].expected),
                 "%s %s: %s", cases[i].arch, cases[i].cc, err.msg);
     } else {
@@ -486,8 +486,8 @@ Test(gpu_table, a_bad_compute_capability_is_located) {
     struct ds_gpu_table t;
     struct ds_err err = {0};
     cr_assert_eq(ds_gpu_table_load(path, &t, &err), DS_EINPUT, "%s", bad[i]);
-    cr_assert(strstr(err.msg, ":4:") && strstr(err.msg, "key 'compute_capability'"), "%s: %s",
-              bad[i], err.msg);
+    cr_assert(strstr(err.msg, ":4:") && strstr(err.msg, "key 'gpus[0].compute_capability'"),
+              "%s: %s", bad[i], err.msg);
     unlink(path);
   }
 }

@@ -159,7 +159,8 @@ Test(xfmr_kernels, bad_keys_are_located) {
       {"    gemm_align: 3\n", "gemm_align 1, 2, 4 or 8"},
       {"    gemm_align: x\n", ":8:"},
       {"    bwd_reduce_bytes: -1\n",
-       ":8:23: key 'bwd_reduce_bytes': expected an integer from 0 to 1000000000000000, got -1"},
+       ":8:23: key 'layers[0].bwd_reduce_bytes': expected an integer from 0 to 1000000000000000, "
+       "got -1"},
       {"    bwd_copy_bytes: 1.5\n", ":8:"},
   };
   struct ds_model *m = NULL;
@@ -362,12 +363,14 @@ Test(xfmr_kernels, bad_attention_parts_are_located) {
   static const char *const bad[][2] = {
       {"    class: matmul\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [0, 0, 0, 0]}\n"
        "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
-       ":10:20: key 'attn_products': attn_products and attn_rest are for attention cores"},
+       ":10:20: key 'layers[0].attn_products': attn_products and attn_rest are for attention "
+       "cores"},
       {"    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [0, 0, 0, 0]}\n",
        "expected attn_products and attn_rest together"},
       {"    class: attention\n    attn_products: {fwd: [1, 1, 1], bwd: [0, 0, 0, 0]}\n"
        "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
-       "key 'attn_products.fwd': expected [kernels, FLOPs, bytes, amp bytes], got 3 numbers"},
+       "key 'layers[0].attn_products.fwd': expected [kernels, FLOPs, bytes, amp bytes], got 3 "
+       "numbers"},
       {"    class: attention\n    attn_products: {fwd: [1, 1, 1, 1]}\n"
        "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
        "missing key 'bwd'"},
@@ -392,8 +395,8 @@ Test(xfmr_kernels, bad_attention_parts_are_located) {
        "expected at least one bwd kernel in attn_products where it has FLOPs or bytes"},
       {"    class: attention\n    attn_products: {fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 0]}\n"
        "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 5, 0]}\n",
-       ":11:16: key 'attn_rest': expected at least one bwd kernel in attn_rest where it has "
-       "bytes"},
+       ":11:16: key 'layers[0].attn_rest': expected at least one bwd kernel in attn_rest where "
+       "it has bytes"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char text[1024];
@@ -422,16 +425,16 @@ Test(xfmr_kernels, bad_attention_parts_are_located) {
 Test(xfmr_kernels, a_byte_count_with_a_unit_says_integer_bytes) {
   ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 12MiB, 0], bwd: [0, 0, 0, 0]}",
                                   "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),
-                            ":13:33: key 'attn_products.fwd[2]'", 1);
+                            ":13:33: key 'layers[0].attn_products.fwd[2]'", 1);
   ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 12MiB]}",
                                   "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),
-                            ":13:55: key 'attn_products.bwd[3]'", 1);
+                            ":13:55: key 'layers[0].attn_products.bwd[3]'", 1);
   ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 0]}",
                                   "{fwd: [1, 12MiB, 0], bwd: [0, 0, 0]}"),
-                            ":14:26: key 'attn_rest.fwd[1]'", 1);
+                            ":14:26: key 'layers[0].attn_rest.fwd[1]'", 1);
   ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 0]}",
                                   "{fwd: [1, 0, 0], bwd: [0, 0, 12MiB]}"),
-                            ":14:45: key 'attn_rest.bwd[2]'", 1);
+                            ":14:45: key 'layers[0].attn_rest.bwd[2]'", 1);
   static const char *const counts[] = {
       PARTS("{fwd: [12MiB, 1, 0, 0], bwd: [0, 0, 0, 0]}", "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),
       PARTS("{fwd: [1, 12MiB, 0, 0], bwd: [0, 0, 0, 0]}", "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),

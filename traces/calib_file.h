@@ -96,7 +96,8 @@
  * here (plain stdio, no CUDA and no libyaml; ddpreal calibrate) and the
  * loader (sim/train/calib.c, libyaml, in ddpsim) share it without linking
  * each other. Unknown keys are errors; units as
- * in base/units.h; every error is "FILE:LINE:COL: key 'KEY': ...".
+ * in base/units.h; every error is "FILE:LINE:COL: key 'PATH': ..." (PATH as
+ * compute.kernel_overhead).
  */
 #ifndef DS_CALIB_FILE_H
 #define DS_CALIB_FILE_H

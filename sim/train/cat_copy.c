@@ -16,7 +16,6 @@ ds_status ds_cat_copy_read(const struct ds_cnode *item, struct ds_layer *l, stru
   for (int p = 0; p < DS_ATTN_PASSES; p++) {
     int64_t v[2];
     if (!ds_cmap_get(&map, pass_keys[p], &node)) continue;
-    DS_CHECK(ds_cnode_key_under(&map, &node, err));
     DS_CHECK(ds_model_read_counts(&node, "[bytes, index divisions]", 2, 1u, v, err));
     /* the cats' bytes are part of the pass's: the forward's ops', the
      * backward's layout copies' */

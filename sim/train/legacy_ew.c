@@ -111,7 +111,6 @@ ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, str
     DS_CHECK(ds_cmap_check_keys(&map, pass_keys, err));
     for (int p = 0; p < DS_LEGACY_PASSES; p++) {
       if (!ds_cmap_get(&map, pass_keys[p], &node)) continue;
-      DS_CHECK(ds_cnode_key_under(&map, &node, err));
       DS_CHECK(read_counts(&node, p == DS_LEGACY_FWD, &l->legacy[layout][p], err));
       double most = pass_bytes(l, (enum ds_legacy_pass)p), got = l->legacy[layout][p].bytes;
       if (got > 0 && most < 0)

@@ -81,7 +81,6 @@ static ds_status read_attn_part(const struct ds_cnode *item, const char *key, in
   for (int p = 0; p < DS_ATTN_PASSES; p++) {
     int64_t v[4];
     DS_CHECK(ds_cmap_require(&map, attn_pass_keys[p], what, &node, err));
-    DS_CHECK(ds_cnode_key_under(&map, &node, err));
     /* the last two, bytes and amp bytes, are byte counts */
     DS_CHECK(ds_model_read_counts(&node, what, (size_t)n, 3u << (n - 2), v, err));
     out[p].kernels = (double)v[0];

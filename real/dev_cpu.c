@@ -30,9 +30,11 @@
  * input) so a collective that did nothing is caught next time.
  */
 #include "device.h"
+#include "dev_common.h"
 #include "launch.h"
 #include "options.h"
 #include "schedule_check.h"
+#include "base/textout.h"
 #include "base/units.h"
 
 #include <gsl/gsl_blas.h>
@@ -40,7 +42,6 @@
 #include <math.h>
 #include <mpi.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,31 +117,6 @@ static float in_value(int32_t rank, size_t i) {
 
 static float sum_value(int32_t world, size_t i) {
   return (float)world * (float)(world + 1) / 2.0f + (float)world * (float)(i % 7);
-}
-
-static int is_compute(enum ds_op_kind k) {
-  return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
-}
-
-/* Elements the op reads from the input buffer and writes to its region.
- * `bytes` is the full buffer as nccl-tests counts it: all-gather and gather
- * receive it (bytes/world from each rank), reduce-scatter and scatter send
- * it (bytes/world to each rank). */
-static void coll_counts(const struct ds_dev_rank *r, const struct ds_op *o,
-                        size_t *n_in, size_t *n_out) {
-  size_t n = (size_t)ceil(o->bytes / 4.0);
-  size_t per = n / (size_t)r->world, tot = per * (size_t)r->world;
-  int root = o->root == r->rank;
-  switch (o->kind) {
-    case DS_OP_ALLREDUCE: *n_in = 0; *n_out = n; break; /* in place: out holds the input */
-    case DS_OP_REDUCE: *n_in = n; *n_out = root ? n : 0; break;
-    case DS_OP_BROADCAST: *n_in = 0; *n_out = n; break;
-    case DS_OP_ALLGATHER: *n_in = per; *n_out = tot; break;
-    case DS_OP_REDUCESCATTER: *n_in = tot; *n_out = per; break;
-    case DS_OP_GATHER: *n_in = per; *n_out = root ? tot : 0; break;
-    case DS_OP_SCATTER: *n_in = root ? tot : 0; *n_out = per; break;
-    default: *n_in = 0; *n_out = 0; break;
-  }
 }
 
 /* What element k of the op's output must hold afterwards. */
@@ -426,7 +402,7 @@ static void run_op(struct ds_dev_rank *r, struct worker *w, size_t i) {
     run_collective(r, i);
     return;
   }
-  size_t d = r->compute == DS_COMPUTE_GEMM && is_compute(o->kind) ? gemm_dim(o->flops) : 0;
+  size_t d = r->compute == DS_COMPUTE_GEMM && ds__dev_is_compute(o->kind) ? gemm_dim(o->flops) : 0;
   if (d == 0) {
     /* spin mode, copies, and compute ops without flops (the optimizer
      * step is memory-bound): occupy the stream for the predicted time */
@@ -488,40 +464,6 @@ static void *worker_main(void *arg) {
 
 /* ---- open: checks of the whole schedule, then buffers and threads ------ */
 
-static int cmp_pair(const void *a, const void *b) {
-  const int64_t *x = a, *y = b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-/* dep_idx: the index of every dependency id (the schedule is validated, so
- * every id exists). */
-static ds_status map_deps(struct ds_dev_rank *r, struct ds_err *err) {
-  const struct ds_schedule *s = r->s;
-  int64_t *pairs = malloc((s->n_ops ? s->n_ops : 1) * 2 * sizeof *pairs);
-  r->dep_idx = malloc((s->n_deps ? s->n_deps : 1) * sizeof *r->dep_idx);
-  if (!pairs || !r->dep_idx) {
-    free(pairs);
-    return ds_err_set(err, DS_ENOMEM, "cpu device: out of memory");
-  }
-  for (size_t i = 0; i < s->n_ops; i++) {
-    pairs[2 * i] = s->ops[i].id;
-    pairs[2 * i + 1] = (int64_t)i;
-  }
-  qsort(pairs, s->n_ops, 2 * sizeof *pairs, cmp_pair);
-  ds_status st = DS_OK;
-  for (size_t k = 0; k < s->n_deps && st == DS_OK; k++) {
-    int64_t key[2] = {s->deps[k], 0};
-    const int64_t *hit = bsearch(key, pairs, s->n_ops, 2 * sizeof *pairs, cmp_pair);
-    if (!hit)
-      st = ds_err_set(err, DS_EINTERNAL, "cpu device: dependency id %lld is no op "
-                      "(the schedule was not validated)", (long long)s->deps[k]);
-    else
-      r->dep_idx[k] = (size_t)hit[1];
-  }
-  free(pairs);
-  return st;
-}
-
 static ds_status alloc_buffers(struct ds_dev_rank *r, struct ds_err *err) {
   const struct ds_schedule *s = r->s;
   size_t n = s->n_ops ? s->n_ops : 1;
@@ -538,12 +480,13 @@ static ds_status alloc_buffers(struct ds_dev_rank *r, struct ds_err *err) {
     if (o->rank != r->rank) continue;
     struct worker *w = &r->w[o->stream];
     w->cap++;
-    if (r->compute == DS_COMPUTE_GEMM && is_compute(o->kind)) {
+    if (r->compute == DS_COMPUTE_GEMM && ds__dev_is_compute(o->kind)) {
       size_t d = gemm_dim(o->flops);
       if (d > w->dim) w->dim = d;
     }
     if (!ds_op_kind_is_collective(o->kind)) continue;
-    coll_counts(r, o, &r->n_in[i], &r->n_out[i]);
+    ds__dev_coll_counts(o, r->rank, r->world, &r->n_in[i], &r->n_out[i]);
+    if (o->kind == DS_OP_BROADCAST) r->n_in[i] = 0; /* MPI_Bcast: in place on the output */
     if (r->n_in[i] > r->in_len) r->in_len = r->n_in[i];
     r->out_off[i] = r->out_len;
     r->out_len += r->n_out[i];
@@ -615,7 +558,7 @@ static ds_status cpu_open(const struct ds_dev_config *cfg, struct ds_dev_rank **
   r->timeout_s = ds_real_timeout_s(); /* the collective wait's limit */
   DS_CHECK_GOTO(check_same_schedule(r, err), st, fail);
   DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &ds_coll_rules_cpu, err), st, fail);
-  DS_CHECK_GOTO(map_deps(r, err), st, fail);
+  DS_CHECK_GOTO(ds__dev_map_deps(r->s, "cpu device", &r->dep_idx, err), st, fail);
   r->arrive_seq = calloc(r->s->n_ops ? r->s->n_ops : 1, sizeof *r->arrive_seq);
   r->arrived = calloc((size_t)r->world, sizeof *r->arrived);
   if (!r->arrive_seq || !r->arrived) {
@@ -701,19 +644,8 @@ static ds_status cpu_end_iter(struct ds_dev_rank *r, int64_t *start_ns, int64_t 
 
 static int64_t cpu_wrong(const struct ds_dev_rank *r) { return r->wrong; }
 
-static void append(char *buf, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void append(char *buf, size_t cap, const char *fmt, ...) {
-  size_t used = strlen(buf);
-  if (used + 1 >= cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + used, cap - used, fmt, ap);
-  va_end(ap);
-}
-
 static void cpu_describe(const struct ds_dev_rank *r, char *buf, size_t cap) {
+  size_t used = strlen(buf); /* describe appends (device.h) */
   char host[256] = "";
   if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
   host[sizeof host - 1] = '\0';
@@ -731,17 +663,18 @@ static void cpu_describe(const struct ds_dev_rank *r, char *buf, size_t cap) {
     }
     fclose(fp);
   }
-  append(buf, cap, "# host: %s\n", host);
-  append(buf, cap, "# cpu: %s, %ld online\n", model, sysconf(_SC_NPROCESSORS_ONLN));
-  append(buf, cap, "# mpi: %s (thread level %d, serialized is %d)\n",
-         r->mpi_version[0] ? r->mpi_version : "unknown", r->mpi_thread_level,
-         MPI_THREAD_SERIALIZED);
-  append(buf, cap, "# compute: %s\n",
-         r->compute == DS_COMPUTE_GEMM
-             ? "gemm (GSL " GSL_VERSION " CBLAS dgemm, at most 2e8 flops per op; "
-               "ops without flops spin)"
-             : "spin (busy-wait dur_us on CLOCK_MONOTONIC)");
-  append(buf, cap, "# collectives: MPI on MPI_COMM_WORLD, float sum, checked\n");
+  ds_textout_append(buf, cap, &used, "# host: %s\n", host);
+  ds_textout_append(buf, cap, &used, "# cpu: %s, %ld online\n", model,
+                    sysconf(_SC_NPROCESSORS_ONLN));
+  ds_textout_append(buf, cap, &used, "# mpi: %s (thread level %d, serialized is %d)\n",
+                    r->mpi_version[0] ? r->mpi_version : "unknown", r->mpi_thread_level,
+                    MPI_THREAD_SERIALIZED);
+  ds_textout_append(buf, cap, &used, "# compute: %s\n",
+                    r->compute == DS_COMPUTE_GEMM
+                        ? "gemm (GSL " GSL_VERSION " CBLAS dgemm, at most 2e8 flops per op; "
+                          "ops without flops spin)"
+                        : "spin (busy-wait dur_us on CLOCK_MONOTONIC)");
+  ds_textout_append(buf, cap, &used, "# collectives: MPI on MPI_COMM_WORLD, float sum, checked\n");
 }
 
 static void cpu_close(struct ds_dev_rank *r) {

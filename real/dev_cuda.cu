@@ -31,7 +31,9 @@
  */
 #include "device.h"
 #include "schedule_check.h"
+#include "dev_common.h"
 #include "dev_cuda.h"
+#include "base/textout.h"
 #include "base/units.h"
 
 #include <cublas_v2.h>
@@ -39,7 +41,6 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <nccl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,30 +100,6 @@ struct blas_api {
 static ds_status blas_load(struct ds_dev_rank *r, struct ds_err *err);
 static ds_status calibrate_spin(struct ds_dev_rank *r, struct ds_err *err);
 
-static int is_compute(enum ds_op_kind k) {
-  return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
-}
-
-
-/* Elements read from the input and written to the op's region; `bytes` is
- * the full buffer as nccl-tests counts it (as in the cpu device). */
-static void coll_counts(const struct ds_dev_rank *r, const struct ds_op *o, size_t *n_in,
-                        size_t *n_out) {
-  size_t n = (size_t)ceil(o->bytes / 4.0);
-  size_t per = n / (size_t)r->world, tot = per * (size_t)r->world;
-  int root = o->root == r->rank;
-  switch (o->kind) {
-    case DS_OP_ALLREDUCE: *n_in = 0; *n_out = n; break; /* in place: out holds the input */
-    case DS_OP_REDUCE: *n_in = n; *n_out = root ? n : 0; break;
-    case DS_OP_BROADCAST: *n_in = root ? n : 0; *n_out = n; break;
-    case DS_OP_ALLGATHER: *n_in = per; *n_out = tot; break;
-    case DS_OP_REDUCESCATTER: *n_in = tot; *n_out = per; break;
-    case DS_OP_GATHER: *n_in = per; *n_out = root ? tot : 0; break;
-    case DS_OP_SCATTER: *n_in = root ? tot : 0; *n_out = per; break;
-    default: *n_in = 0; *n_out = 0; break;
-  }
-}
-
 static size_t gemm_dim_for(double flops) {
   if (!(flops > 0)) return 0;
   double d = cbrt(flops / 2.0);
@@ -160,39 +137,6 @@ static void CUDART_CB host_spin(void *arg) {
 
 /* ---- open: checks of the whole schedule, then resources ------------------ */
 
-static int cmp_pair(const void *a, const void *b) {
-  const int64_t *x = (const int64_t *)a, *y = (const int64_t *)b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-static ds_status map_deps(struct ds_dev_rank *r, struct ds_err *err) {
-  const struct ds_schedule *s = r->s;
-  int64_t *pairs = (int64_t *)malloc((s->n_ops ? s->n_ops : 1) * 2 * sizeof *pairs);
-  r->dep_idx = (size_t *)malloc((s->n_deps ? s->n_deps : 1) * sizeof *r->dep_idx);
-  if (!pairs || !r->dep_idx) {
-    free(pairs);
-    return ds_err_set(err, DS_ENOMEM, "cuda device: out of memory");
-  }
-  for (size_t i = 0; i < s->n_ops; i++) {
-    pairs[2 * i] = s->ops[i].id;
-    pairs[2 * i + 1] = (int64_t)i;
-  }
-  qsort(pairs, s->n_ops, 2 * sizeof *pairs, cmp_pair);
-  ds_status st = DS_OK;
-  for (size_t k = 0; k < s->n_deps && st == DS_OK; k++) {
-    int64_t key[2] = {s->deps[k], 0};
-    const int64_t *hit =
-        (const int64_t *)bsearch(key, pairs, s->n_ops, 2 * sizeof *pairs, cmp_pair);
-    if (!hit)
-      st = ds_err_set(err, DS_EINTERNAL, "cuda device: dependency id %lld is no op (the "
-                      "schedule was not validated)", (long long)s->deps[k]);
-    else
-      r->dep_idx[k] = (size_t)hit[1];
-  }
-  free(pairs);
-  return st;
-}
-
 /* Resets every collective output of the rank on the compute stream: to -1,
  * except an all-reduce's, which runs in place (as DDP's all-reduce of its
  * bucket does) and so gets the input back. */
@@ -227,7 +171,7 @@ static ds_status alloc_resources(struct ds_dev_rank *r, struct ds_err *err) {
     r->used[o->stream] = 1;
     DS_CUDA_CHECK(cudaEventCreate(&r->ev_start[i]));
     DS_CUDA_CHECK(cudaEventCreate(&r->ev_end[i]));
-    if (r->compute == DS_COMPUTE_GEMM && is_compute(o->kind)) {
+    if (r->compute == DS_COMPUTE_GEMM && ds__dev_is_compute(o->kind)) {
       size_t d = gemm_dim_for(o->flops);
       if (d > r->gemm_dim) r->gemm_dim = d;
     }
@@ -237,7 +181,7 @@ static ds_status alloc_resources(struct ds_dev_rank *r, struct ds_err *err) {
       if (b > r->copy_bytes) r->copy_bytes = b;
     }
     if (!ds_op_kind_is_collective(o->kind)) continue;
-    coll_counts(r, o, &r->n_in[i], &r->n_out[i]);
+    ds__dev_coll_counts(o, r->rank, r->world, &r->n_in[i], &r->n_out[i]);
     if (r->n_in[i] > r->in_len) r->in_len = r->n_in[i];
     r->out_off[i] = r->out_len;
     r->out_len += r->n_out[i];
@@ -378,7 +322,7 @@ static ds_status cuda_open(const struct ds_dev_config *cfg, struct ds_dev_rank *
                    strcmp(cfg->launcher->kind, "fork") == 0;
   cudaDeviceProp prop;
   DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &ds_coll_rules_cuda, err), st, fail);
-  DS_CHECK_GOTO(map_deps(r, err), st, fail);
+  DS_CHECK_GOTO(ds__dev_map_deps(r->s, "cuda device", &r->dep_idx, err), st, fail);
   DS_CHECK_GOTO(ds__cuda_pick_gpu(rank, cfg->local_world, cfg->device_ordinal, cfg->shared,
                                   fork_local, "--device cpu replays on CPU ranks", &r->gpu,
                                   &r->gpu_count, err),
@@ -505,7 +449,8 @@ static ds_status run_compute(struct ds_dev_rank *r, const struct ds_op *o, cudaS
     }
     return DS_OK;
   }
-  size_t d = r->compute == DS_COMPUTE_GEMM && is_compute(o->kind) ? gemm_dim_for(o->flops) : 0;
+  size_t d =
+      r->compute == DS_COMPUTE_GEMM && ds__dev_is_compute(o->kind) ? gemm_dim_for(o->flops) : 0;
   if (d == 0) {
     /* spin mode, and ops without flops (the optimizer step is memory-bound) */
     if (o->dur_us > 0) {
@@ -632,41 +577,35 @@ static ds_status cuda_end_iter(struct ds_dev_rank *r, int64_t *start_ns, int64_t
 
 static int64_t cuda_wrong(const struct ds_dev_rank *r) { return r->wrong; }
 
-static void append(char *buf, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void append(char *buf, size_t cap, const char *fmt, ...) {
-  size_t used = strlen(buf);
-  if (used + 1 >= cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + used, cap - used, fmt, ap);
-  va_end(ap);
-}
-
 static void cuda_describe(const struct ds_dev_rank *r, char *buf, size_t cap) {
+  size_t used = strlen(buf); /* describe appends (device.h) */
   int v = r->nccl_version;
   /* NCCL >= 2.9 encodes major*10000 + minor*100 + patch */
-  append(buf, cap, "# nccl_version: %d.%d.%d\n", v / 10000, v / 100 % 100, v % 100);
-  append(buf, cap, "# cuda_runtime: %d.%d\n", r->rt_version / 1000, r->rt_version % 1000 / 10);
-  append(buf, cap, "# cuda_driver: %d.%d\n", r->drv_version / 1000, r->drv_version % 1000 / 10);
-  append(buf, cap, "# gpu: %s (ordinal %d of %d, %d SMs)\n", r->gpu_name, r->gpu,
-         r->gpu_count, r->sms);
+  ds_textout_append(buf, cap, &used, "# nccl_version: %d.%d.%d\n", v / 10000, v / 100 % 100,
+                    v % 100);
+  ds_textout_append(buf, cap, &used, "# cuda_runtime: %d.%d\n", r->rt_version / 1000,
+                    r->rt_version % 1000 / 10);
+  ds_textout_append(buf, cap, &used, "# cuda_driver: %d.%d\n", r->drv_version / 1000,
+                    r->drv_version % 1000 / 10);
+  ds_textout_append(buf, cap, &used, "# gpu: %s (ordinal %d of %d, %d SMs)\n", r->gpu_name,
+                    r->gpu, r->gpu_count, r->sms);
   if (r->shared_gpu)
-    append(buf, cap, "# shared_gpus: %d ranks on %d GPU%s (timings do not represent "
-           "separate GPUs)\n", r->local_world, r->gpu_count, r->gpu_count == 1 ? "" : "s");
-  append(buf, cap, "# compute: %s\n",
-         r->compute == DS_COMPUTE_GEMM
-             ? "gemm (cuBLAS SGEMM, edge cbrt(flops/2) up to 8192, repeated to the flops; "
-               "ops without flops spin)"
-             : "spin (one block per SM busy-waits dur_us on %globaltimer, less the "
-               "launch overhead the events see)");
+    ds_textout_append(buf, cap, &used, "# shared_gpus: %d ranks on %d GPU%s (timings do not "
+                      "represent separate GPUs)\n", r->local_world, r->gpu_count,
+                      r->gpu_count == 1 ? "" : "s");
+  ds_textout_append(buf, cap, &used, "# compute: %s\n",
+                    r->compute == DS_COMPUTE_GEMM
+                        ? "gemm (cuBLAS SGEMM, edge cbrt(flops/2) up to 8192, repeated to the "
+                          "flops; ops without flops spin)"
+                        : "spin (one block per SM busy-waits dur_us on %globaltimer, less the "
+                          "launch overhead the events see)");
   if (r->compute != DS_COMPUTE_GEMM || r->gemm_dim == 0)
-    append(buf, cap, "# spin_overhead_ns: %lld\n", (long long)r->spin_overhead_ns);
-  if (r->api) append(buf, cap, "# cublas: %s\n", r->api->soname);
-  append(buf, cap, "# collectives: NCCL, float sum, checked\n");
+    ds_textout_append(buf, cap, &used, "# spin_overhead_ns: %lld\n",
+                      (long long)r->spin_overhead_ns);
+  if (r->api) ds_textout_append(buf, cap, &used, "# cublas: %s\n", r->api->soname);
+  ds_textout_append(buf, cap, &used, "# collectives: NCCL, float sum, checked\n");
   for (char **e = environ; e && *e; e++)
-    if (strncmp(*e, "NCCL_", 5) == 0) append(buf, cap, "# env: %s\n", *e);
+    if (strncmp(*e, "NCCL_", 5) == 0) ds_textout_append(buf, cap, &used, "# env: %s\n", *e);
 }
 
 static void cuda_close(struct ds_dev_rank *r) {

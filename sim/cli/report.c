@@ -27,6 +27,18 @@ static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
   s->host_exposed_ms = m->v[DS_METRIC_host_exposed_ms];
 }
 
+/* The metrics of ops[0 .. n) (taken: freed here) into s's timing fields:
+ * the one finish of both the full and the shared schedule's measures. */
+static ds_status measure_fill(struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
+                              struct ds_summary *s) {
+  struct ds_metrics m;
+  ds_status st = ds_metrics_measure(ops, n, prev_end_ns, &m);
+  free(ops);
+  DS_CHECK(st);
+  fill_timing(s, &m);
+  return DS_OK;
+}
+
 ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
                             const int64_t *op_start, const int64_t *op_end,
                             struct ds_summary *s) {
@@ -42,12 +54,7 @@ ds_status ds_report_measure_iter(const struct ds_op *op, size_t n, const int64_t
   struct ds_timed_op *ops = malloc((n + 1) * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   for (size_t i = 0; i < n; i++) ops[i] = (struct ds_timed_op){&op[i], op_start[i], op_end[i]};
-  struct ds_metrics m;
-  ds_status st = ds_metrics_measure(ops, n, prev_end_ns, &m);
-  free(ops);
-  DS_CHECK(st);
-  fill_timing(s, &m);
-  return DS_OK;
+  return measure_fill(ops, n, prev_end_ns, s);
 }
 
 ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
@@ -153,12 +160,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   s->interference_ms = (double)slowed / DS_UNITS_NS_PER_MS;
   for (size_t i = 0; i < t->slot_at[b0]; i++)
     if (t->last_end[i] > prev) prev = t->last_end[i];
-  struct ds_metrics m;
-  ds_status st = ds_metrics_measure(ops, n, prev, &m);
-  free(ops);
-  DS_CHECK(st);
-  fill_timing(s, &m);
-  return DS_OK;
+  return measure_fill(ops, n, prev, s);
 }
 
 /* --calib's GPU (report.h calib_gpu_fit): the calib_gpu column's value and

@@ -46,15 +46,6 @@
 #include "sim/coll/coll.h"
 #include "sim/coll/coll_impl.h"
 
-struct pos {
-  int32_t sends_started;
-  int32_t sends_done;
-  int32_t received;
-  uint8_t entered;
-  uint8_t in_flight;
-  uint8_t done;
-};
-
 struct chain_coll {
   struct ds_coll base; /* first: see coll_impl.h */
   const struct ds_ring *ring;
@@ -67,7 +58,7 @@ struct chain_coll {
   uint64_t tag_base;
   ds_coll_done_fn on_done;
   void *owner;
-  struct pos *pos; /* [n] by chain position */
+  struct ds__coll_member *pos; /* [n] by chain position */
   /* under a protocol: start latency, per-hop latency by ring hop, and each
    * hop link's multiplicity (the channels); hop_lat NULL without one */
   double start_lat_ns;
@@ -81,7 +72,7 @@ static int32_t member_at(const struct chain_coll *c, int32_t p) {
 }
 
 static void check_done(struct chain_coll *c, int32_t p) {
-  struct pos *s = &c->pos[p];
+  struct ds__coll_member *s = &c->pos[p];
   if (s->done || !s->entered) return;
   if (p > 0 && s->received < c->chunks) return;
   if (p < c->n - 1 && s->sends_done < c->chunks) return;
@@ -91,7 +82,7 @@ static void check_done(struct chain_coll *c, int32_t p) {
 
 static ds_status try_send(struct chain_coll *c, int32_t p) {
   if (p >= c->n - 1) return DS_OK;
-  struct pos *s = &c->pos[p];
+  struct ds__coll_member *s = &c->pos[p];
   if (!s->entered || !c->pos[p + 1].entered || s->in_flight) return DS_OK;
   if (s->sends_started >= c->chunks) return DS_OK;
   if (p > 0 && s->received <= s->sends_started) return DS_OK;

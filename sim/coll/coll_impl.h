@@ -32,6 +32,19 @@ struct ds_coll {
   const struct ds__coll_vtbl *vt;
 };
 
+/* One member's progress in a pipelined chain of sends, the same counters
+ * for the ring (sim/coll/coll_ring.c, by ring position) and the
+ * broadcast/reduce chain (sim/coll/coll_chain.c, by chain position): each
+ * file's rules say when a send may start and when the member is done. */
+struct ds__coll_member {
+  int32_t sends_started;
+  int32_t sends_done;
+  int32_t received;  /* chunks that have arrived from the predecessor */
+  uint8_t entered;   /* the member has entered the collective */
+  uint8_t in_flight; /* its last send has not left its link yet: the next waits */
+  uint8_t done;
+};
+
 /* Ring of `steps` steps per chunk (2(N-1): all-reduce; N-1: all-gather and
  * reduce-scatter), chunk_bytes = bytes/N/chunks (sim/coll/coll_ring.c). */
 ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,

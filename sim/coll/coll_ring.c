@@ -26,15 +26,6 @@
 #include <strings.h>
 
 
-struct member {
-  int32_t sends_started;
-  int32_t sends_done;
-  int32_t received;
-  uint8_t entered;
-  uint8_t in_flight;
-  uint8_t done;
-};
-
 struct ring_coll {
   struct ds_coll base; /* first: see coll_impl.h */
   const struct ds_ring *ring;
@@ -57,7 +48,7 @@ struct ring_coll {
   void *owner;
   int32_t n_entered;
   int symmetric; /* per flow: member 0 runs for all (see the top) */
-  struct member *members;
+  struct ds__coll_member *members;
 };
 
 static int cmp_int32(const void *a, const void *b) {
@@ -514,7 +505,7 @@ static void finish_member(struct ring_coll *c, int32_t i) {
 
 /* Starts member i's next send if everything it needs is there. */
 static ds_status try_send(struct ring_coll *c, int32_t i) {
-  struct member *m = &c->members[i];
+  struct ds__coll_member *m = &c->members[i];
   int32_t succ = i + 1 == c->ring->n ? 0 : i + 1; /* (no division per send) */
   if (!m->entered || !c->members[succ].entered || m->in_flight) return DS_OK;
   int32_t s = m->sends_started;
@@ -543,7 +534,7 @@ static void finish_all(struct ring_coll *c) {
 }
 
 static void check_done(struct ring_coll *c, int32_t i) {
-  struct member *m = &c->members[i];
+  struct ds__coll_member *m = &c->members[i];
   if (m->done || m->received != c->total_sends || m->sends_done != c->total_sends) return;
   if (c->symmetric) finish_all(c);
   else finish_member(c, i);

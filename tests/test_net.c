@@ -53,13 +53,52 @@ static void teardown_h(struct harness *h) {
 
 static const int32_t L0[] = {0}, L1[] = {1}, L01[] = {0, 1}, L2[] = {2};
 
+/* A flow's route: the links of r, an array above, and their number. */
+#define ON(r) .route = (r), .n = (int32_t)(sizeof(r) / sizeof(r)[0])
+
+/* One flow of a test: its route (n links; mult, when not NULL, how often it
+ * crosses each), its bytes, leading and trailing latency (ns), and its cap
+ * (bytes/s; 0 for none: started with ds_net_flow_start, not _capped). */
+struct flow {
+  const int32_t *route;
+  int32_t n;
+  double bytes, lead_ns, trail_ns, cap;
+  const uint32_t *mult;
+};
+
+/* setup(h, caps, n_caps, mode), then flows[i] started with tag i, in
+ * order, each accepted; nothing has run yet. */
+static void start_flows(struct harness *h, const double *caps, int n_caps,
+                        enum ds_net_mode mode, const struct flow *flows, int n_flows) {
+  setup(h, caps, n_caps, mode);
+  for (int i = 0; i < n_flows; i++) {
+    const struct flow *f = &flows[i];
+    if (f->cap > 0)
+      cr_assert_eq(ds_net_flow_start_capped(h->net, f->route, f->mult, f->n, f->bytes,
+                                            f->lead_ns, f->trail_ns, f->cap, (uint64_t)i),
+                   DS_OK, "flow %d", i);
+    else
+      cr_assert_eq(ds_net_flow_start(h->net, f->route, f->mult, f->n, f->bytes, f->lead_ns,
+                                     f->trail_ns, (uint64_t)i),
+                   DS_OK, "flow %d", i);
+  }
+}
+
+/* start_flows, then the engine run until nothing is left. */
+static void run_flows(struct harness *h, const double *caps, int n_caps,
+                      enum ds_net_mode mode, const struct flow *flows, int n_flows) {
+  start_flows(h, caps, n_caps, mode, flows, n_flows);
+  ds_engine_run(h->eng, INT64_MAX);
+}
+
+/* One 10 GB/s link, the most tests' network. */
+static const double LINK_10G[] = {10e9};
+
 Test(net, single_flow_is_latency_plus_size_over_bandwidth) {
   /* 10 MB over a 10 GB/s link with 5 us latency: 5 us + 1 ms exactly. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  cr_assert_eq(ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 5000, 0, 0), DS_OK);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10e6, .lead_ns = 5000}}, 1);
   cr_assert_eq(h.done_ns[0], 1005000);
   cr_assert_eq(ds_net_flows_pending(h.net), 0);
   teardown_h(&h);
@@ -68,11 +107,8 @@ Test(net, single_flow_is_latency_plus_size_over_bandwidth) {
 Test(net, two_equal_flows_share_a_link_in_half) {
   /* Two 10 MB flows on one 10 GB/s link: 5 GB/s each, both end at 2 ms. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 0);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10e6}, {ON(L0), .bytes = 10e6}}, 2);
   cr_assert_eq(h.done_ns[0], 2000000);
   cr_assert_eq(h.done_ns[1], 2000000);
   teardown_h(&h);
@@ -82,11 +118,8 @@ Test(net, short_flow_leaves_and_long_flow_speeds_up) {
   /* 10 MB and 5 MB on one 10 GB/s link: the short one ends at 1 ms (5 MB
    * at 5 GB/s), then the long one has 5 MB left alone at 10 GB/s: 1.5 ms. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 0);
-  ds_net_flow_start(h.net, L0, NULL, 1, 5e6, 0, 0, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10e6}, {ON(L0), .bytes = 5e6}}, 2);
   cr_assert_eq(h.done_ns[1], 1000000);
   cr_assert_eq(h.done_ns[0], 1500000);
   teardown_h(&h);
@@ -96,10 +129,8 @@ Test(net, maxmin_gives_the_unused_share_to_the_other_flow) {
   /* f0 crosses link 0 (10 GB/s); f1 crosses links 0 and 1 (4 GB/s). Max-min:
    * f1 is held to 4 by link 1, f0 takes the remaining 6 of link 0. */
   struct harness h;
-  double caps[] = {10e9, 4e9};
-  setup(&h, caps, 2, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 60e6, 0, 0, 0);
-  ds_net_flow_start(h.net, L01, NULL, 2, 40e6, 0, 0, 1);
+  start_flows(&h, (double[]){10e9, 4e9}, 2, DS_NET_MAXMIN,
+              (struct flow[]){{ON(L0), .bytes = 60e6}, {ON(L01), .bytes = 40e6}}, 2);
   ds_engine_run(h.eng, 1); /* past the resolve at t = 0 */
   cr_assert_float_eq(ds_net_flow_rate(h.net, 0), 6e9, 1);
   cr_assert_float_eq(ds_net_flow_rate(h.net, 1), 4e9, 1);
@@ -114,11 +145,9 @@ Test(net, three_flows_two_levels) {
   /* Links: 0 (9 GB/s) carries f0, f1, f2; link 1 (2 GB/s) carries f2 only
    * ... f2 gets 2, f0 and f1 split the remaining 7: 3.5 each. */
   struct harness h;
-  double caps[] = {9e9, 2e9};
-  setup(&h, caps, 2, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 1e9, 0, 0, 0);
-  ds_net_flow_start(h.net, L0, NULL, 1, 1e9, 0, 0, 1);
-  ds_net_flow_start(h.net, L01, NULL, 2, 1e9, 0, 0, 2);
+  start_flows(
+      &h, (double[]){9e9, 2e9}, 2, DS_NET_MAXMIN,
+      (struct flow[]){{ON(L0), .bytes = 1e9}, {ON(L0), .bytes = 1e9}, {ON(L01), .bytes = 1e9}}, 3);
   ds_engine_run(h.eng, 1);
   cr_assert_float_eq(ds_net_flow_rate(h.net, 0), 3.5e9, 1);
   cr_assert_float_eq(ds_net_flow_rate(h.net, 1), 3.5e9, 1);
@@ -129,11 +158,9 @@ Test(net, three_flows_two_levels) {
 Test(net, multiplicity_counts_each_crossing) {
   /* One flow crossing a 10 GB/s link twice moves at 5 GB/s: 10 MB in 2 ms. */
   struct harness h;
-  double caps[] = {10e9};
   static const uint32_t twice[] = {2};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, twice, 1, 10e6, 0, 0, 0);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN, (struct flow[]){{ON(L0), .bytes = 10e6, .mult = twice}},
+            1);
   cr_assert_eq(h.done_ns[0], 2000000);
   teardown_h(&h);
 }
@@ -143,11 +170,8 @@ Test(net, latency_phase_uses_no_bandwidth) {
    * f0 runs alone at 10 GB/s (10 MB in 1 ms), so it is done exactly when f1
    * begins, and f1 then runs alone: 1 ms + 1 ms. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 0);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 1e6, 0, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10e6}, {ON(L0), .bytes = 10e6, .lead_ns = 1e6}}, 2);
   cr_assert_eq(h.done_ns[0], 1000000);
   cr_assert_eq(h.done_ns[1], 2000000);
   teardown_h(&h);
@@ -159,12 +183,11 @@ Test(net, constant_model_agrees_with_maxmin_without_contention) {
   int64_t got[2][3];
   for (int m = 0; m < 2; m++) {
     struct harness h;
-    double caps[] = {10e9, 3e9, 7e9};
-    setup(&h, caps, 3, m == 0 ? DS_NET_MAXMIN : DS_NET_CONSTANT);
-    ds_net_flow_start(h.net, L0, NULL, 1, 12345678, 1500, 0, 0);
-    ds_net_flow_start(h.net, L1, NULL, 1, 3e6, 0, 0, 1);
-    ds_net_flow_start(h.net, L2, NULL, 1, 7e3, 250, 0, 2);
-    ds_engine_run(h.eng, INT64_MAX);
+    run_flows(&h, (double[]){10e9, 3e9, 7e9}, 3, m == 0 ? DS_NET_MAXMIN : DS_NET_CONSTANT,
+              (struct flow[]){{ON(L0), .bytes = 12345678, .lead_ns = 1500},
+                              {ON(L1), .bytes = 3e6},
+                              {ON(L2), .bytes = 7e3, .lead_ns = 250}},
+              3);
     for (int i = 0; i < 3; i++) got[m][i] = h.done_ns[i];
     teardown_h(&h);
   }
@@ -180,11 +203,8 @@ Test(net, constant_model_ignores_contention) {
   /* Alpha-beta gives each of two flows on one link the whole link: both
    * end at 1 ms where max-min says 2 ms. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_CONSTANT);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 0);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_CONSTANT,
+            (struct flow[]){{ON(L0), .bytes = 10e6}, {ON(L0), .bytes = 10e6}}, 2);
   cr_assert_eq(h.done_ns[0], 1000000);
   cr_assert_eq(h.done_ns[1], 1000000);
   teardown_h(&h);
@@ -192,10 +212,8 @@ Test(net, constant_model_ignores_contention) {
 
 Test(net, zero_byte_flow_ends_after_its_latency) {
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 0, 777, 0, 0);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN, (struct flow[]){{ON(L0), .bytes = 0, .lead_ns = 777}},
+            1);
   cr_assert_eq(h.done_ns[0], 777);
   teardown_h(&h);
 }
@@ -205,11 +223,8 @@ Test(net, trailing_latency_frees_the_link_before_delivery) {
    * link: they share it from 0 and both leave at 2 ms; f1 is delivered at
    * once, f0 1 ms later. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 1e6, 0);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10e6, .trail_ns = 1e6}, {ON(L0), .bytes = 10e6}}, 2);
   cr_assert_eq(h.done_ns[1], 2000000);
   cr_assert_eq(h.done_ns[0], 3000000);
   cr_assert_eq(ds_net_flows_pending(h.net), 0);
@@ -224,11 +239,8 @@ Test(net, capped_flow_leaves_the_rest_to_the_other) {
    * 8 GB/s: flow 1 ends at 10 MB / 8 GB/s = 1.25 ms; flow 0 stays at its
    * cap throughout: 10 MB / 2 GB/s = 5 ms. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  cr_assert_eq(ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 2e9, 0), DS_OK);
-  cr_assert_eq(ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1), DS_OK);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10e6, .cap = 2e9}, {ON(L0), .bytes = 10e6}}, 2);
   cr_assert_eq(h.done_ns[1], 1250000);
   cr_assert_eq(h.done_ns[0], 5000000);
   teardown_h(&h);
@@ -238,11 +250,9 @@ Test(net, cap_above_the_fair_share_changes_nothing) {
   /* Same link, both capped at 6 GB/s: the fair share (5 GB/s) is below the
    * cap, so each ends at 10 MB / 5 GB/s = 2 ms, as uncapped. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 6e9, 0);
-  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 6e9, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(
+      &h, LINK_10G, 1, DS_NET_MAXMIN,
+      (struct flow[]){{ON(L0), .bytes = 10e6, .cap = 6e9}, {ON(L0), .bytes = 10e6, .cap = 6e9}}, 2);
   cr_assert_eq(h.done_ns[0], 2000000);
   cr_assert_eq(h.done_ns[1], 2000000);
   teardown_h(&h);
@@ -255,16 +265,16 @@ Test(net, capped_multiplicity_equals_separate_capped_flows) {
    * (link load 3*3 = 9), freezes the capped ones, then gives the uncapped
    * flow the last 1 GB/s: 3 and 4 GB/s in both. */
   struct harness h;
-  double caps[] = {10e9};
   const uint32_t two[] = {2};
-  setup(&h, caps, 1, DS_NET_MAXMIN);
-  ds_net_flow_start_capped(h.net, L0, two, 1, 10e6, 0, 0, 3e9, 0);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1);
+  start_flows(
+      &h, LINK_10G, 1, DS_NET_MAXMIN,
+      (struct flow[]){{ON(L0), .bytes = 10e6, .cap = 3e9, .mult = two}, {ON(L0), .bytes = 10e6}},
+      2);
   ds_engine_run(h.eng, 1); /* the resolve at t = 0 */
   cr_assert_float_eq(ds_net_flow_rate(h.net, 0), 3e9, 1);
   cr_assert_float_eq(ds_net_flow_rate(h.net, 1), 4e9, 1);
   teardown_h(&h);
-  setup(&h, caps, 1, DS_NET_MAXMIN);
+  setup(&h, LINK_10G, 1, DS_NET_MAXMIN);
   ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 3e9, 0);
   ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 3e9, 2);
   ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1);
@@ -279,16 +289,13 @@ Test(net, cap_in_alpha_beta_and_without_links) {
   /* alpha-beta: rate = min(bottleneck, cap): 10 MB at min(10, 4) GB/s =
    * 2.5 ms. A flow with no links moves at its cap: 1 MB at 1 GB/s = 1 ms. */
   struct harness h;
-  double caps[] = {10e9};
-  setup(&h, caps, 1, DS_NET_CONSTANT);
-  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 4e9, 0);
-  ds_net_flow_start_capped(h.net, NULL, NULL, 0, 1e6, 0, 0, 1e9, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, LINK_10G, 1, DS_NET_CONSTANT,
+            (struct flow[]){{ON(L0), .bytes = 10e6, .cap = 4e9}, {.bytes = 1e6, .cap = 1e9}}, 2);
   cr_assert_eq(h.done_ns[0], 2500000);
   cr_assert_eq(h.done_ns[1], 1000000);
   teardown_h(&h);
   /* A cap must be positive. */
-  setup(&h, caps, 1, DS_NET_MAXMIN);
+  setup(&h, LINK_10G, 1, DS_NET_MAXMIN);
   cr_assert_eq(ds_net_flow_start_capped(h.net, L0, NULL, 1, 1, 0, 0, 0, 0), DS_EINTERNAL);
   teardown_h(&h);
 }
@@ -573,11 +580,8 @@ Test(net, flows_ending_within_a_nanosecond_end_together) {
    * 1001). At 1000 ns f1 has 9 B left, less than a nanosecond's worth (10
    * B): the completion at 1000 ns ends it too, as the full re-solve did. */
   struct harness h;
-  double caps[] = {10e9, 10e9};
-  setup(&h, caps, 2, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10000, 0, 0, 0);
-  ds_net_flow_start(h.net, L1, NULL, 1, 10009, 0, 0, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, (double[]){10e9, 10e9}, 2, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10000}, {ON(L1), .bytes = 10009}}, 2);
   cr_assert_eq(h.done_ns[0], 1000);
   cr_assert_eq(h.done_ns[1], 1000);
   teardown_h(&h);
@@ -590,11 +594,8 @@ Test(net, a_slow_flow_within_its_byte_slack_ends_with_the_others) {
    * ends it (the heap's 2 ns window alone would miss it: slow flows are
    * checked one by one). */
   struct harness h;
-  double caps[] = {10e9, 400};
-  setup(&h, caps, 2, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10000, 0, 0, 0);
-  ds_net_flow_start(h.net, L1, NULL, 1, 400 * 1002.4e-9, 0, 0, 1);
-  ds_engine_run(h.eng, INT64_MAX);
+  run_flows(&h, (double[]){10e9, 400}, 2, DS_NET_MAXMIN,
+            (struct flow[]){{ON(L0), .bytes = 10000}, {ON(L1), .bytes = 400 * 1002.4e-9}}, 2);
   cr_assert_eq(h.done_ns[0], 1000);
   cr_assert_eq(h.done_ns[1], 1000);
   teardown_h(&h);
@@ -606,9 +607,8 @@ Test(net, a_flow_on_other_links_keeps_its_rate_and_end_time) {
    * solved once; each of the others once when it starts (its link is
    * empty when it ends): 11 rates in all, and f0 still ends at 1 ms. */
   struct harness h;
-  double caps[] = {10e9, 10e9};
-  setup(&h, caps, 2, DS_NET_MAXMIN);
-  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 0);
+  start_flows(&h, (double[]){10e9, 10e9}, 2, DS_NET_MAXMIN,
+              (struct flow[]){{ON(L0), .bytes = 10e6}}, 1);
   for (int i = 1; i <= 10; i++) {
     ds_net_flow_start(h.net, L1, NULL, 1, 1e6, 0, 0, (uint64_t)i);
     ds_engine_run(h.eng, ds_engine_now(h.eng) + 100000);

@@ -63,6 +63,16 @@ static void unload(struct files *f, struct ds_topo *t) {
   unlink(f->topo);
 }
 
+/* load_topo(f, gpu, compute, t), then ds_compute_init of *t for dtype and
+ * amp into *c, which must succeed; unload(f, *t) frees it. */
+static void compute_on(struct files *f, struct ds_topo **t, struct ds_compute *c,
+                       const char *gpu, const char *compute, enum ds_dtype dtype,
+                       enum ds_amp amp) {
+  load_topo(f, gpu, compute, t);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(*t, dtype, amp, c, &err), DS_OK, "%s", err.msg);
+}
+
 /* One kernel of 1 TFLOP (no bytes) of class cls, in ms. */
 static double tflop_ms(const struct ds_compute *c, enum ds_layer_class cls) {
   return ds_compute_class_kernel_ns(c, cls, 1e12, 0) / 1e6;
@@ -110,10 +120,10 @@ Test(efficiency, each_class_takes_the_measurement_of_the_math_it_runs_in) {
    *   memory class: 1 GB at 1000 GB/s x the measured 0.8 = 1.25 ms. */
   struct files f;
   struct ds_topo *t;
-  load_topo(&f, "EffGPU", "  flops_efficiency: 0.5\n  kernel_overhead: 0us\n", &t);
   struct ds_compute c;
+  compute_on(&f, &t, &c, "EffGPU", "  flops_efficiency: 0.5\n  kernel_overhead: 0us\n",
+             DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(tflop_ms(&c, DS_LAYER_CONV), 50, 1e-9);
   cr_assert_float_eq(tflop_ms(&c, DS_LAYER_MATMUL), 250, 1e-9);
   cr_assert_float_eq(tflop_ms(&c, DS_LAYER_ATTENTION), 250, 1e-9);
@@ -252,10 +262,9 @@ Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
    * (grad_scaler_unscale_is_its_own_kernels). */
   struct files f;
   struct ds_topo *t;
-  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
   struct ds_compute c;
+  compute_on(&f, &t, &c, "EffGPU", "  kernel_overhead: 5us\n", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
   struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   cr_assert_eq(ds_compute_step_kernels(&c, m), 3);
   cr_assert_float_eq(ds_compute_step_bytes(&c, m), 58728448, 0.5);
@@ -284,10 +293,9 @@ Test(efficiency, grad_scaler_unscale_is_its_own_kernels) {
    * call, 7; current PyTorch's host is not modelled, 0. bf16: nothing. */
   struct files f;
   struct ds_topo *t;
-  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
   struct ds_compute c;
+  compute_on(&f, &t, &c, "EffGPU", "  kernel_overhead: 5us\n", DS_DTYPE_FP32, DS_AMP_FP16);
   struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
   struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   double bytes;
   cr_assert_eq(ds_compute_unscale_launches(&c, m), 1);
@@ -338,10 +346,8 @@ Test(efficiency, foreach_calls_launch_per_depth_limits) {
    * B = 4,160,000 B at 800 GB/s, 5.2 us, plus 8 x 5 us = 45.2 us. */
   struct files f;
   struct ds_topo *t;
-  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
   struct ds_compute c;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  compute_on(&f, &t, &c, "EffGPU", "  kernel_overhead: 5us\n", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_param ps[130];
   memset(ps, 0, sizeof ps);
   for (int i = 0; i < 130; i++) ps[i].numel = 1000;
@@ -406,10 +412,8 @@ Test(efficiency, foreach_launches_walk_the_registration_order) {
    * order: 3 and 9.) */
   struct files f;
   struct ds_topo *t;
-  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
   struct ds_compute c;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  compute_on(&f, &t, &c, "EffGPU", "  kernel_overhead: 5us\n", DS_DTYPE_FP32, DS_AMP_FP16);
   struct ds_param ps[111];
   int32_t reg[111], reg_index[111];
   memset(ps, 0, sizeof ps);
@@ -445,10 +449,8 @@ Test(efficiency, foreach_launches_in_closed_form_match_the_chunk_walk) {
    * 47,684, in closed form without walking them. */
   struct files f;
   struct ds_topo *t;
-  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
   struct ds_compute c;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  compute_on(&f, &t, &c, "EffGPU", "  kernel_overhead: 5us\n", DS_DTYPE_FP32, DS_AMP_FP16);
   static struct ds_param ps[200];
   uint64_t seed = 12345;
   for (int trial = 0; trial < 200; trial++) {
@@ -505,10 +507,8 @@ Test(efficiency, pytorch_1_4_optimizer_is_a_loop_of_kernels_per_tensor) {
    * foreach + weight decay: 4 kernels, 100.93952 + 20 = 120.93952 us. */
   struct files f;
   struct ds_topo *t;
-  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
   struct ds_compute c;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  compute_on(&f, &t, &c, "EffGPU", "  kernel_overhead: 5us\n", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   double foreach_ns = ds_compute_step_ns(&c, m);
   cr_assert_eq(ds_compute_step_host_ops(&c, m), 0);

@@ -76,6 +76,18 @@ struct ds_test_result ds_test_cli_ok(const char *args) {
   return r;
 }
 
+void ds_test_cli_step(const char *args, double step_ms, double tol, const char *optimizer) {
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), step_ms, tol);
+  if (optimizer) {
+    char opt[32];
+    ds_test_csv_str(r.out, "optimizer", 0, opt, sizeof opt);
+    cr_assert_str_eq(opt, optimizer);
+  }
+  ds_test_release(&r);
+}
+
 struct ds_test_result ds_test_analyze(const char *env, const char *args) {
   size_t cap = strlen(args) + sizeof "analyze ";
   char *cmd = malloc(cap);

@@ -59,6 +59,11 @@ struct ds_test_result ds_test_cli(const char *args);
 struct ds_test_result ds_test_cli_env(const char *env, const char *args);
 /* `ddpsim args`, failing the test (with its stderr) unless it exits 0. */
 struct ds_test_result ds_test_cli_ok(const char *args);
+/* `ddpsim args` (a run printing CSV: args hold --format csv), failing the
+ * test unless it exits 0 with its first row's step_ms within tol of
+ * step_ms and, where optimizer is not NULL, that name in its optimizer
+ * column. */
+void ds_test_cli_step(const char *args, double step_ms, double tol, const char *optimizer);
 /* `env ddpsim analyze args` (env as ds_test_cli_env's). */
 struct ds_test_result ds_test_analyze(const char *env, const char *args);
 /* /tmp/ddpsim-analyze-PID-TAG.csv into buf (n bytes): a trace file for

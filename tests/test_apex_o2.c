@@ -223,15 +223,10 @@ Test(apex_o2, cli_runs_and_refuses) {
    * (11,012 ns), l2norm 1280 + 4P + 1284 = 7,343,620 (7344), scale 8P =
    * 14,682,112 (14,682), FusedAdam and the copy 34P = 62,398,976 (62,399),
    * the fills 2P = 3,670,528 (3671): 99,108 ns */
-  struct ds_test_result r = ds_test_cli("--topo tests/data/tiny-topo.yaml --model "
-                                        "tests/data/tiny-model.yaml --batch 2 --dtype fp16 "
-                                        "--optimizer apex-o2-fusedadam --format csv");
-  cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), 0.099108, 1e-9);
-  char opt[32];
-  ds_test_csv_str(r.out, "optimizer", 0, opt, sizeof opt);
-  cr_assert_str_eq(opt, "apex-o2-fusedadam");
-  ds_test_release(&r);
+  ds_test_cli_step("--topo tests/data/tiny-topo.yaml --model "
+                   "tests/data/tiny-model.yaml --batch 2 --dtype fp16 "
+                   "--optimizer apex-o2-fusedadam --format csv",
+                   0.099108, 1e-9, "apex-o2-fusedadam");
   /* each refusal names the flag it refuses (and the optimizer where the
    * flag alone would not say why) */
   static const char *const refused[][3] = {
@@ -254,7 +249,7 @@ Test(apex_o2, cli_runs_and_refuses) {
     ds_test_ddpsim_refuses_all(args, &refused[i][1], 2);
   }
   /* bertadam under fp16 points to it */
-  r = ds_test_cli("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+  struct ds_test_result r = ds_test_cli("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                   "--batch 2 --optimizer bertadam --dtype fp16 --format csv");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "apex-o2-fusedadam --dtype fp16") != NULL, "%s", r.err);

@@ -240,21 +240,14 @@ Test(bertadam, cli_runs_and_refuses) {
    * tensor): step 4 x (32 x 1,835,008 + 27 x 256) B + 32 x 8 B =
    * 234,908,928 B, the l2norm 1280 + 7,341,056 + 1284 B, the scale
    * 14,682,112 B: 256.934660 us */
-  struct ds_test_result r = ds_test_cli("--topo tests/data/tiny-topo.yaml --model "
-                                        "tests/data/tiny-model.yaml --strategy single "
-                                        "--batch 2 --optimizer bertadam --format csv");
-  cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), 0.256935, 1e-6);
-  char opt[32];
-  ds_test_csv_str(r.out, "optimizer", 0, opt, sizeof opt);
-  cr_assert_str_eq(opt, "bertadam");
-  ds_test_release(&r);
+  ds_test_cli_step("--topo tests/data/tiny-topo.yaml --model "
+                   "tests/data/tiny-model.yaml --strategy single "
+                   "--batch 2 --optimizer bertadam --format csv",
+                   0.256935, 1e-6, "bertadam");
   /* --grad-accum 1 (no accumulation, the script's default) runs the same step */
-  r = ds_test_cli("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
-                  "--strategy single --batch 2 --optimizer bertadam --grad-accum 1 --format csv");
-  cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), 0.256935, 1e-6);
-  ds_test_release(&r);
+  ds_test_cli_step("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                   "--strategy single --batch 2 --optimizer bertadam --grad-accum 1 --format csv",
+                   0.256935, 1e-6, NULL);
   /* each refusal names --optimizer bertadam and the flag it refuses */
   static const char *const refused[][2] = {
       {"--weight-decay", "--weight-decay"},

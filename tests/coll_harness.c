@@ -1,6 +1,10 @@
 /* See coll_harness.h. */
 #include "coll_harness.h"
 
+#include <unistd.h>
+
+#include "tests/support.h"
+
 static void on_sent(void *owner, uint64_t tag) {
   struct harness *h = owner;
   cr_assert_eq(ds_coll_flow_sent(h->coll, (int32_t)(tag & 0xffffffffu)), DS_OK);
@@ -26,6 +30,16 @@ void harness_load(struct harness *h, const char *path) {
   struct ds_err err = {0};
   memset(h, 0, sizeof *h);
   cr_assert_eq(ds_topo_load(path, NULL, &h->topo, &err), DS_OK, "%s", err.msg);
+}
+
+void harness_load_text(struct harness *h, const char *text, const char *gpus) {
+  char path[] = "/tmp/ddpsim-harness-topo-XXXXXX";
+  struct ds_err err = {0};
+  memset(h, 0, sizeof *h);
+  ds_test_write_temp(path, text);
+  ds_status st = ds_topo_load(path, gpus, &h->topo, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
 }
 
 void harness_ring(struct ds_topo *t, int32_t n, struct ds_ring *out) {

@@ -38,6 +38,11 @@ void harness_on_member(void *owner, int32_t member);
  * "tests/data/ring8.yaml". */
 void harness_load(struct harness *h, const char *path);
 
+/* Zeroes h and loads the topology whose text is `text` (written to a
+ * temporary file, removed after) with the GPU table at gpus (relative to
+ * the repository root; NULL: the one beside the file). */
+void harness_load_text(struct harness *h, const char *text, const char *gpus);
+
 /* Builds into *out the ring over GPUs 0..n-1 of t in rank order. */
 void harness_ring(struct ds_topo *t, int32_t n, struct ds_ring *out);
 

@@ -173,16 +173,6 @@ static const char fournode_nic[] =
     "compute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 0us\n"
     "  fp32_math: fp32\n";
 
-static void load_fournode_nic(struct harness *h) {
-  char path[] = "/tmp/ddpsim-fournode-nic-XXXXXX";
-  struct ds_err err = {0};
-  memset(h, 0, sizeof *h);
-  ds_test_write_temp(path, fournode_nic);
-  ds_status st = ds_topo_load(path, "tests/data/gpus.yaml", &h->topo, &err);
-  unlink(path);
-  cr_assert_eq(st, DS_OK, "%s", err.msg);
-}
-
 Test(coll_tree, double_tree_runs_a_rail_per_nic_closed_form) {
   /* fournode-nic (above), 16 ranks, a protocol by hand: C = 4 channels per
    * tree, each capped at c = 1 GB/s, per-hop latency 1 us inside a node
@@ -213,7 +203,7 @@ Test(coll_tree, double_tree_runs_a_rail_per_nic_closed_form) {
    * through GPU 3's), tree 0's flows of C c = 4 GB/s each met 3 to a NIC at
    * its inner node, 12 GB/s on 5: 21.47 ms, 2.1 x this T. */
   struct harness h;
-  load_fournode_nic(&h);
+  harness_load_text(&h, fournode_nic, "tests/data/gpus.yaml");
   struct ds_coll_proto cp = {.proto = DS_PROTO_SIMPLE, .channels = 4, .wire_factor = 1,
                              .chan_cap_bytes_per_s = 1e9,
                              .hop_lat_ns = {[DS_HOP_NVLINK] = 1000, [DS_HOP_NET] = 5000},
@@ -236,7 +226,7 @@ Test(coll_tree, double_tree_carries_2s_over_k_per_nic) {
    * beside it). Expected: T within 3% above (S/2)/5 GB/s; with one tree per
    * NIC a NIC carried 3 S/2 (80.5 ms; 81.1 ms simulated before). */
   struct harness h;
-  load_fournode_nic(&h);
+  harness_load_text(&h, fournode_nic, "tests/data/gpus.yaml");
   double s = 256.0 * (1 << 20);
   int64_t t = harness_run(&h, DS_AR_TREE, 16, s, -1, 1, DS_COLL_FLOW, NULL);
   cr_assert_geq((double)t, s / 2 / 5.0, "%lld", (long long)t);
@@ -373,7 +363,7 @@ Test(coll_tree, aggregate_is_the_per_flow_tree_where_the_caps_bind) {
    * (P = 256); at 64 MiB also the closed form (10305044.8 ns); every member
    * finishes when the aggregate does. */
   struct harness h;
-  load_fournode_nic(&h);
+  harness_load_text(&h, fournode_nic, "tests/data/gpus.yaml");
   for (double s = 1 << 20; s <= 1024.0 * (1 << 20); s *= 4) {
     int32_t p = ds_coll_tree_pieces(s / 8, 5, 1, DS_TREE_MIN_PIECE_BYTES);
     int64_t flow = harness_run(&h, DS_AR_TREE, 16, s, -1, 1, DS_COLL_FLOW, &hand_proto);
@@ -451,7 +441,7 @@ Test(coll_tree, aggregate_of_the_plain_tree_across_nodes_is_a_lower_bound) {
     struct harness h;
     int32_t n = f == 0 ? 8 : 16, depth = f == 0 ? 4 : 5, k = f == 0 ? 2 : 4;
     if (files[f]) harness_load(&h, files[f]);
-    else load_fournode_nic(&h);
+    else harness_load_text(&h, fournode_nic, "tests/data/gpus.yaml");
     for (double s = 1 << 20; s <= 256.0 * (1 << 20); s *= 4) {
       int32_t p = ds_coll_tree_pieces(s / (2 * k), depth, 1, DS_TREE_MIN_PIECE_BYTES);
       int64_t flow = harness_run(&h, DS_AR_TREE, n, s, -1, 1, DS_COLL_FLOW, NULL);
@@ -474,7 +464,7 @@ Test(coll_tree, aggregate_is_deterministic_and_keeps_the_bounds) {
    * double_tree_carries_2s_over_k_per_nic). The same GPU bound on the
    * single-switch and mesh topologies of busbw_never_exceeds_the_bottleneck. */
   struct harness h;
-  load_fournode_nic(&h);
+  harness_load_text(&h, fournode_nic, "tests/data/gpus.yaml");
   double inject = harness_inject_bw(h.topo, 16);
   for (int pr = 0; pr < 2; pr++) {
     const struct ds_coll_proto *cp = pr ? &hand_proto : NULL;
@@ -573,7 +563,7 @@ Test(coll_tree, aggregate_under_contention) {
    * Expected: within 5% of per flow (docs/collectives.md), and no faster
    * than the NICs allow: each NIC moves 2 x 2S/K = S bytes, T >= S/B_nic. */
   struct harness h;
-  load_fournode_nic(&h);
+  harness_load_text(&h, fournode_nic, "tests/data/gpus.yaml");
   for (double s = 4 << 20; s <= 256.0 * (1 << 20); s *= 4) {
     int64_t flow = run_two_trees(h.topo, 16, s, DS_COLL_FLOW, &hand_proto);
     int64_t agg = run_two_trees(h.topo, 16, s, DS_COLL_AGGREGATE, &hand_proto);

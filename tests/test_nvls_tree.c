@@ -25,16 +25,6 @@ static const char twonode_nvls[] =
     "compute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 0us\n"
     "  fp32_math: fp32\n";
 
-static void load_twonode_nvls(struct harness *h) {
-  char path[] = "/tmp/ddpsim-twonode-nvls-XXXXXX";
-  struct ds_err err = {0};
-  memset(h, 0, sizeof *h);
-  ds_test_write_temp(path, twonode_nvls);
-  ds_status st = ds_topo_load(path, "tests/data/gpus.yaml", &h->topo, &err);
-  unlink(path);
-  cr_assert_eq(st, DS_OK, "%s", err.msg);
-}
-
 /* NCCL's model over every GPU of h's topology, with the ring's rails. */
 static void model_of(struct harness *h, struct ds_nccl_model *m) {
   struct ds_err err = {0};
@@ -73,7 +63,7 @@ Test(nvls_tree, closed_form_on_two_nodes) {
    * pieces; t = 1048576 ns; T = 13000 + 19 t = 19935944 ns (+- 1 ns per
    * piece and hop, rounding). */
   struct harness h;
-  load_twonode_nvls(&h);
+  harness_load_text(&h, twonode_nvls, "tests/data/gpus.yaml");
   struct ds_coll_proto cp = {.proto = DS_PROTO_SIMPLE, .channels = 4, .wire_factor = 1,
                              .chan_cap_bytes_per_s = 1e9,
                              .hop_lat_ns = {[DS_HOP_NET] = 5000},
@@ -99,7 +89,7 @@ Test(nvls_tree, bounded_by_the_nics) {
    * switch links (100 GB/s, about S + S/K each way) bind far later, so T
    * stays within 3% of the NIC bound at S = 256 MiB. */
   struct harness h;
-  load_twonode_nvls(&h);
+  harness_load_text(&h, twonode_nvls, "tests/data/gpus.yaml");
   struct ds_coll_proto cp = {.proto = DS_PROTO_SIMPLE, .channels = 4, .wire_factor = 1,
                              .chan_cap_bytes_per_s = 1e15};
   double s = 256.0 * (1 << 20), bound = s / (4 * 5.0);
@@ -202,14 +192,8 @@ static const char twonode_one_nic[] =
 Test(nvls_tree, needs_two_heads_per_node) {
   /* One NIC per node: NCCL's NVLSTree needs at least 2 channels (heads),
    * so NCCL's model refuses it and says why. */
-  char path[] = "/tmp/ddpsim-twonode-one-nic-XXXXXX";
-  struct ds_err err = {0};
   struct harness h;
-  memset(&h, 0, sizeof h);
-  ds_test_write_temp(path, twonode_one_nic);
-  ds_status st = ds_topo_load(path, "topologies/gpus.yaml", &h.topo, &err);
-  unlink(path);
-  cr_assert_eq(st, DS_OK, "%s", err.msg);
+  harness_load_text(&h, twonode_one_nic, "topologies/gpus.yaml");
   cr_assert(h.topo->nvls);
   struct ds_nccl_model m;
   model_of(&h, &m);
@@ -235,16 +219,6 @@ static const char fournode_one_gpu[] =
     "compute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 0us\n"
     "  fp32_math: fp32\n";
 
-static void load_fournode_one_gpu(struct harness *h) {
-  char path[] = "/tmp/ddpsim-fournode-one-gpu-XXXXXX";
-  struct ds_err err = {0};
-  memset(h, 0, sizeof *h);
-  ds_test_write_temp(path, fournode_one_gpu);
-  ds_status st = ds_topo_load(path, "topologies/gpus.yaml", &h->topo, &err);
-  unlink(path);
-  cr_assert_eq(st, DS_OK, "%s", err.msg);
-}
-
 Test(nvls_tree, double_binary_tree_over_four_single_gpu_nodes) {
   /* fournode-one-gpu, tree/Simple under NCCL's model (no extras).
    *
@@ -269,7 +243,7 @@ Test(nvls_tree, double_binary_tree_over_four_single_gpu_nodes) {
    * NCCL's time plus the pipeline's fill (H - 1) t. P = 64 (32 MiB / 512
    * KiB), t = 69838.0 ns, T = 4743547.5 ns (+- 1 ns per piece and hop). */
   struct harness h;
-  load_fournode_one_gpu(&h);
+  harness_load_text(&h, fournode_one_gpu, "topologies/gpus.yaml");
   struct ds_nccl_model m;
   model_of(&h, &m);
   cr_assert_eq(m.nnodes, 4);
@@ -305,7 +279,7 @@ Test(nvls_tree, auto_picks_the_tree_on_single_gpu_nodes) {
    * ring's own 2.7 us the ring would win at 22.8 us). No NVLSTree: one
    * NIC (head) per node. */
   struct harness h;
-  load_fournode_one_gpu(&h);
+  harness_load_text(&h, fournode_one_gpu, "topologies/gpus.yaml");
   struct ds_nccl_model m;
   model_of(&h, &m);
   cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_RING, DS_PROTO_LL, 0), 36600, 1e-6);

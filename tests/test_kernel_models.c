@@ -23,8 +23,6 @@
 #include "sim/train/rates.h"
 #include "tests/support.h"
 
-/* Runs ddpsim with args, fails unless it succeeds, and returns its output
- * (the caller releases r). */
 /* The text's line: "kernel models: ..." up to its newline, into buf. */
 static void line_of(const char *out, char *buf, size_t cap) {
   const char *p = strstr(out, "\nkernel models: ");
@@ -34,6 +32,21 @@ static void line_of(const char *out, char *buf, size_t cap) {
   cr_assert_lt(n, cap);
   memcpy(buf, p, n);
   buf[n] = '\0';
+}
+
+/* `ddpsim args`, which must succeed: its "kernel models: ..." line in buf. */
+static void models_line(const char *args, char *buf, size_t cap) {
+  struct ds_test_result r = ds_test_cli_ok(args);
+  line_of(r.out, buf, cap);
+  ds_test_release(&r);
+}
+
+/* `ddpsim args` (a CSV run), which must succeed: its first row's
+ * kernel_models column in buf. */
+static void models_column(const char *args, char *buf, size_t cap) {
+  struct ds_test_result r = ds_test_cli_ok(args);
+  ds_test_csv_str(r.out, "kernel_models", 0, buf, cap);
+  ds_test_release(&r);
 }
 
 /* The CSV field ds_kernel_models_write_field writes, in buf. */
@@ -81,10 +94,9 @@ Test(kernel_models, h200_resnet50_is_measured_on_this_gpu) {
  * passes (forward and backward), its max-pool 2: on the V100's 900 GB/s
  * the roofline binds some of them, which the line counts. */
 Test(kernel_models, v100_says_the_models_are_moved) {
-  struct ds_test_result r =
-      ds_test_cli_ok("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single");
   char line[640];
-  line_of(r.out, line, sizeof line);
+  models_line("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single", line,
+              sizeof line);
   const char *want = "kernel models: H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz "
                      "for batch norm (NCHW; roofline bound ";
   cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
@@ -92,13 +104,11 @@ Test(kernel_models, v100_says_the_models_are_moved) {
   cr_assert(!strstr(line, "the same SMs and clock"), "%s", line);
   cr_assert(!strstr(line, "grouped"), "ResNet-50 has no grouped convolution: %s", line);
   cr_assert(!strstr(line, "this GPU"), "%s", line);
-  ds_test_release(&r);
-  r = ds_test_cli_ok("--topo dgx1-v100 --model resnext101_32x4d --world-size 1 --strategy single");
-  line_of(r.out, line, sizeof line);
+  models_line("--topo dgx1-v100 --model resnext101_32x4d --world-size 1 --strategy single", line,
+              sizeof line);
   cr_assert(strstr(line, "80 SMs at 1530 MHz for batch norm (NCHW; "), "%s", line);
   cr_assert(strstr(line, "), grouped convolutions (per shape"), "%s", line);
-  ds_test_release(&r);
-  r = ds_test_cli_ok(
+  struct ds_test_result r = ds_test_cli_ok(
       "--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single "
       "--format json");
   cr_assert(strstr(r.out, "\"kernel_models\": [{\"kernel\": \"batch_norm_nchw\", \"source\": "
@@ -114,45 +124,40 @@ Test(kernel_models, v100_says_the_models_are_moved) {
 /* BERT-base has layer norms and no batch norm: the line names the one and
  * not the other, in the text and the CSV. */
 Test(kernel_models, bert_does_not_mention_batch_norm) {
-  struct ds_test_result r =
-      ds_test_cli_ok("--topo dgx1-v100 --model bert-base --world-size 1 --strategy single");
   char line[640];
-  line_of(r.out, line, sizeof line);
+  models_line("--topo dgx1-v100 --model bert-base --world-size 1 --strategy single", line,
+              sizeof line);
   cr_assert(strstr(line, "layer norm"), "%s", line);
   cr_assert(!strstr(line, "batch norm"), "%s", line);
   cr_assert(!strstr(line, "max-pool"), "%s", line);
-  ds_test_release(&r);
-  r = ds_test_cli_ok(
-      "--topo dgx1-v100 --model bert-base --world-size 1 --strategy single "
-      "--format csv");
   char field[512];
-  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  models_column(
+      "--topo dgx1-v100 --model bert-base --world-size 1 --strategy single "
+      "--format csv",
+      field, sizeof field);
   cr_assert(strstr(field, "layer_norm=scaled_H200"), "%s", field);
   cr_assert(!strstr(field, "batch_norm"), "%s", field);
-  ds_test_release(&r);
 }
 
 /* B200-SXM-180GB has no boost_mhz in the GPU table: no kernel model can
  * be moved to it, and its batch norms and max-pool run at the memory
  * roofline, which the line says. */
 Test(kernel_models, gpu_without_boost_clock_says_roofline) {
-  struct ds_test_result r = ds_test_cli_ok(
-      "--topo tests/data/dgx-b200.yaml --model resnet50 "
-      "--world-size 1 --strategy single");
   char line[640];
-  line_of(r.out, line, sizeof line);
+  models_line(
+      "--topo tests/data/dgx-b200.yaml --model resnet50 "
+      "--world-size 1 --strategy single",
+      line, sizeof line);
   const char *want = "kernel models: not applied (B200-SXM-180GB has no boost_mhz), the memory "
                      "roofline for batch norm (NCHW), max-pool";
   cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
-  ds_test_release(&r);
-  r = ds_test_cli_ok(
-      "--topo tests/data/dgx-b200.yaml --model resnet50 --world-size 1 --strategy "
-      "single --format csv");
   char field[512];
-  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  models_column(
+      "--topo tests/data/dgx-b200.yaml --model resnet50 --world-size 1 --strategy "
+      "single --format csv",
+      field, sizeof field);
   const char *want_field = "batch_norm_nchw=roofline;max_pool=roofline";
   cr_assert(strncmp(field, want_field, strlen(want_field)) == 0, "%s", field);
-  ds_test_release(&r);
 }
 
 /* The words agree with the price: a max-pool kernel's time at the SMs'
@@ -317,15 +322,13 @@ Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
   fclose(f);
   snprintf(args, sizeof args, "--topo dgx1-v100 --model resnext101_32x4d --world-size 1 "
            "--strategy single --calib %s", calib);
-  struct ds_test_result r = ds_test_cli_ok(args);
   char line[640];
-  line_of(r.out, line, sizeof line);
+  models_line(args, line, sizeof line);
   cr_assert(strstr(line, "; measured on this machine (--calib) for grouped convolutions (per "
                          "shape"), "%s", line);
   cr_assert(strstr(line, "H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz for batch "
                          "norm (NCHW; "), "%s", line);
   cr_assert(strstr(line, "), max-pool ("), "%s", line);
-  ds_test_release(&r);
   unlink(calib);
   rmdir(dir);
 }
@@ -341,10 +344,9 @@ Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
  * embeddings' 8192 take the sort path); no batch norm, max-pool or grouped
  * convolution. */
 Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
-  struct ds_test_result r =
-      ds_test_cli_ok("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single");
   char line[640];
-  line_of(r.out, line, sizeof line);
+  models_line("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single", line,
+              sizeof line);
   const char *want = "kernel models: H200's SM cycles on H100-SXM5-80GB's 132 SMs at 1980 MHz "
                      "(the same SMs and clock) for layer norm";
   cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
@@ -355,17 +357,15 @@ Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
     cr_assert(strstr(line, models[i]), "%s missing: %s", models[i], line);
   cr_assert(!strstr(line, "batch norm") && !strstr(line, "max-pool") && !strstr(line, "grouped"),
             "%s", line);
-  ds_test_release(&r);
-  r = ds_test_cli_ok(
-      "--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single "
-      "--format csv");
   char field[512];
-  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  models_column(
+      "--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single "
+      "--format csv",
+      field, sizeof field);
   cr_assert_str_eq(field, "layer_norm=scaled_H200;legacy_elementwise=scaled_H200;"
                           "mixed_dtype_elementwise=scaled_H200;cat=scaled_H200;"
                           "upcast=scaled_H200;row_reduce=scaled_H200;"
                           "embedding_feature=scaled_H200");
-  ds_test_release(&r);
 }
 
 /* ResNet-50 channels-last: under fp16 autocast cuDNN's persistent NHWC
@@ -373,30 +373,27 @@ Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
  * NCHW one; under bf16 PyTorch's own batch-norm kernels run (no cuDNN), at
  * the roofline, so no batch-norm model is named, max-pool still is. */
 Test(kernel_models, resnet50_channels_last_batch_norm_per_dtype) {
-  struct ds_test_result r = ds_test_cli_ok(
-      "--topo dgx-h100 --model resnet50 --channels-last "
-      "--amp fp16 --world-size 1 --strategy single");
   char line[640];
-  line_of(r.out, line, sizeof line);
+  models_line(
+      "--topo dgx-h100 --model resnet50 --channels-last "
+      "--amp fp16 --world-size 1 --strategy single",
+      line, sizeof line);
   cr_assert(strstr(line, "for batch norm (channels-last"), "%s", line);
   cr_assert(!strstr(line, "NCHW"), "%s", line);
   cr_assert(strstr(line, "half-to-fp32 casts"), "%s", line);
-  ds_test_release(&r);
-  r = ds_test_cli_ok(
-      "--topo dgx-h100 --model resnet50 --channels-last --amp fp16 --world-size 1 "
-      "--strategy single --format csv");
   char field[512];
-  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  models_column(
+      "--topo dgx-h100 --model resnet50 --channels-last --amp fp16 --world-size 1 "
+      "--strategy single --format csv",
+      field, sizeof field);
   const char *nhwc = "batch_norm_nhwc=scaled_H200;max_pool=scaled_H200;";
   cr_assert(strncmp(field, nhwc, strlen(nhwc)) == 0, "%s", field);
-  ds_test_release(&r);
-  r = ds_test_cli_ok(
+  models_line(
       "--topo dgx-h100 --model resnet50 --channels-last --amp bf16 --world-size 1 "
-      "--strategy single");
-  line_of(r.out, line, sizeof line);
+      "--strategy single",
+      line, sizeof line);
   cr_assert(!strstr(line, "batch norm"), "bf16: PyTorch's own kernels: %s", line);
   cr_assert(strstr(line, "for max-pool"), "%s", line);
-  ds_test_release(&r);
 }
 
 /* A sweep's CSV rows each carry the field (each row's own models). */
@@ -459,14 +456,12 @@ Test(kernel_models, bound_passes_are_counted) {
 Test(kernel_models, gpu_without_boost_clock_grouped_convolutions) {
   const char *base = "--topo tests/data/dgx-b200.yaml --model resnext50_32x4d --world-size 1 "
                      "--strategy single --batch 32";
-  struct ds_test_result r = ds_test_cli_ok(base);
   char line[640];
-  line_of(r.out, line, sizeof line);
+  models_line(base, line, sizeof line);
   cr_assert(strstr(line, "not applied (B200-SXM-180GB has no boost_mhz), the memory roofline for "
                          "batch norm (NCHW), max-pool, non-vectorised elementwise, bias-gradient "
                          "reductions; the conv class's rate (roofline) for grouped convolutions "
                          "(per shape)"), "%s", line);
-  ds_test_release(&r);
   char dir[] = "/tmp/ddpsim-kmodels-XXXXXX", calib[64], args[512];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(calib, sizeof calib, "%s/c.yaml", dir);
@@ -479,7 +474,7 @@ Test(kernel_models, gpu_without_boost_clock_grouped_convolutions) {
             m ? "fp32" : "tf32");
   fclose(f);
   snprintf(args, sizeof args, "%s --calib %s --format csv", base, calib);
-  r = ds_test_cli_ok(args);
+  struct ds_test_result r = ds_test_cli_ok(args);
   char field[512];
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   cr_assert(strstr(field, "grouped_conv=calib"), "%s", field);

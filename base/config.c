@@ -158,12 +158,13 @@ vfail(struct ds_err *err, const struct ds_config *cfg, const yaml_node_t *node,
   return DS_EINPUT;
 }
 
-__attribute__((format(printf, 5, 6))) static ds_status
+/* vfail naming no key: for what is not a value (the document, its root). */
+__attribute__((format(printf, 4, 5))) static ds_status
 fail(struct ds_err *err, const struct ds_config *cfg, const yaml_node_t *node,
-     const char *key, const char *fmt, ...) {
+     const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  ds_status st = vfail(err, cfg, node, key, fmt, ap);
+  ds_status st = vfail(err, cfg, node, NULL, fmt, ap);
   va_end(ap);
   return st;
 }
@@ -486,7 +487,7 @@ ds_status ds_config_root(const struct ds_config *cfg, struct ds_cnode *out,
   struct ds_cnode root = {cfg, 1, "", 0};
   const yaml_node_t *node = cnode(&root);
   if (node == NULL)
-    return fail(err, cfg, NULL, NULL, "empty document (expected a mapping)");
+    return fail(err, cfg, NULL, "empty document (expected a mapping)");
   if (node->type != YAML_MAPPING_NODE)
     return fail_expected(&root, "a mapping of settings at the top level", err);
   *out = root;
@@ -886,7 +887,7 @@ static ds_status check_lookalikes(const struct ds_cnode *root, const char *const
     int w = snprintf(has + used, sizeof has - used, "%s'%s'", used ? ", " : "", name);
     if (w > 0 && (size_t)w < sizeof has - used) used += (size_t)w;
   }
-  return fail(err, cfg, first, NULL, "this looks like %s (it has %s), not %s: %s",
+  return fail(err, cfg, first, "this looks like %s (it has %s), not %s: %s",
               like[best].what, has, self, like[best].advice);
 }
 

@@ -127,7 +127,11 @@ static const char *node_key(const struct ds_cnode *n, char *buf, size_t size) {
     return buf;
   }
   if (node_at(cfg, n->parent) == NULL || n->key == NULL) return n->key;
-  if (node_path(cfg, n->parent, buf, size, &o) && (o == 0 || path_add(buf, size, &o, ".", 1)))
+  int whole = node_path(cfg, n->parent, buf, size, &o);
+  for (size_t i = 0; whole && i < DS_CNODE_ABSENT_MAX && n->absent_maps[i] != NULL; i++)
+    whole = (o == 0 || path_add(buf, size, &o, ".", 1)) &&
+            path_add(buf, size, &o, n->absent_maps[i], strlen(n->absent_maps[i]));
+  if (whole && (o == 0 || path_add(buf, size, &o, ".", 1)))
     path_add(buf, size, &o, n->key, strlen(n->key));
   return buf;
 }
@@ -484,7 +488,7 @@ const char *ds_config_path(const struct ds_config *cfg) {
 
 ds_status ds_config_root(const struct ds_config *cfg, struct ds_cnode *out,
                          struct ds_err *err) {
-  struct ds_cnode root = {cfg, 1, "", 0};
+  struct ds_cnode root = {cfg, 1, "", 0, {NULL}};
   const yaml_node_t *node = cnode(&root);
   if (node == NULL)
     return fail(err, cfg, NULL, "empty document (expected a mapping)");
@@ -570,6 +574,23 @@ ds_status ds_cmap_check_keys(const struct ds_cnode *map,
   return DS_OK;
 }
 
+/* out is looked up in map, which the file leaves out: out's path goes
+ * through map's present ancestor and the absent maps' keys, map's own
+ * last. A chain longer than DS_CNODE_ABSENT_MAX keeps its outermost keys and
+ * writes "(...)" for the rest. */
+static void absent_under(const struct ds_cnode *map, struct ds_cnode *out) {
+  size_t n = 0;
+  out->parent = map->parent;
+  while (n < DS_CNODE_ABSENT_MAX && map->absent_maps[n] != NULL) {
+    out->absent_maps[n] = map->absent_maps[n];
+    n++;
+  }
+  if (n < DS_CNODE_ABSENT_MAX)
+    out->absent_maps[n] = map->key;
+  else
+    out->absent_maps[DS_CNODE_ABSENT_MAX - 1] = "(...)";
+}
+
 int ds_cmap_get(const struct ds_cnode *map, const char *key,
                 struct ds_cnode *out) {
   const yaml_node_t *node = cnode(map);
@@ -577,6 +598,9 @@ int ds_cmap_get(const struct ds_cnode *map, const char *key,
   out->index = 0;
   out->key = key;
   out->parent = map != NULL ? map->index : 0;
+  for (size_t i = 0; i < DS_CNODE_ABSENT_MAX; i++) out->absent_maps[i] = NULL;
+  if (map != NULL && map->index == 0 && map->key != NULL && map->key[0] != '\0')
+    absent_under(map, out);
   if (node == NULL || node->type != YAML_MAPPING_NODE) return 0;
   const yaml_node_pair_t *p = node->data.mapping.pairs.start;
   for (; p < node->data.mapping.pairs.top; p++) {
@@ -623,6 +647,7 @@ ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
   out->index = node->data.sequence.items.start[i];
   out->key = ""; /* messages name it by its path, SEQ[i] */
   out->parent = seq->index;
+  for (size_t j = 0; j < DS_CNODE_ABSENT_MAX; j++) out->absent_maps[j] = NULL;
   return DS_OK;
 }
 

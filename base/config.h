@@ -38,6 +38,9 @@ struct ds_config;
  * only when a message is: nothing here holds a pointer to another handle.
  * An absent node (ds_cmap_get found nothing) is named by the path of the
  * map it was looked for in and its key. */
+/* How many absent maps in a row a node's path names (ds_cnode.absent_maps). */
+#define DS_CNODE_ABSENT_MAX 3
+
 struct ds_cnode {
   const struct ds_config *cfg;
   int index; /* libyaml node index (1-based); 0 means "absent" */
@@ -45,8 +48,14 @@ struct ds_cnode {
    * sequence items. Borrowed from the document or from the caller. */
   const char *key;
   /* The node index of the map or sequence it was looked up in; 0 for the
-   * root. */
+   * root. When that map is itself absent from the file, the nearest map
+   * above it that is present. */
   int parent;
+  /* The keys of the absent maps between `parent` and this node, outermost
+   * first, NULL past the last: a value looked up in a map the file leaves
+   * out is still named by its whole path ("inter_node.fat_tree.radix").
+   * Deeper chains keep the outermost and write "(...)" for the rest. */
+  const char *absent_maps[DS_CNODE_ABSENT_MAX];
 };
 
 /* Loads and parses path. A missing file, a YAML syntax error (with its

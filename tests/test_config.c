@@ -489,6 +489,44 @@ Test(config, a_value_two_maps_deep_is_named_by_its_whole_path) {
   ds_config_free(cfg);
 }
 
+/* A value looked up in maps the file leaves out is named through them, from
+ * the nearest map that is present: "inter_node.fat_tree.radix" with no
+ * fat_tree, and with neither inter_node nor fat_tree; past
+ * DS_CNODE_ABSENT_MAX absent maps the path writes "(...)" for the rest. */
+Test(config, a_value_in_absent_maps_is_named_through_them) {
+  struct ds_config *cfg = load("inter_node:\n"
+                               "  nodes: 2\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode inter = get(&root, "inter_node"), tree, radix;
+  struct ds_err err = {DS_OK, ""};
+  int64_t r = 0;
+  cr_assert_not(ds_cmap_get(&inter, "fat_tree", &tree));
+  cr_assert_not(ds_cmap_get(&tree, "radix", &radix));
+  cr_assert_eq(ds_cnode_int64(&radix, &r, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml: key 'inter_node.fat_tree.radix': expected an integer, "
+                            "got nothing");
+
+  struct ds_cnode intra, ring, lat;
+  cr_assert_not(ds_cmap_get(&root, "intra_node", &intra));
+  cr_assert_not(ds_cmap_get(&intra, "ring", &ring));
+  cr_assert_not(ds_cmap_get(&ring, "lat", &lat));
+  cr_assert_eq(ds_cnode_int64(&lat, &r, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml: key 'intra_node.ring.lat': expected an integer, "
+                            "got nothing");
+
+  struct ds_cnode level[DS_CNODE_ABSENT_MAX + 2];
+  static const char *const names[] = {"a", "b", "c", "d", "e"};
+  cr_assert_eq(sizeof names / sizeof *names, DS_CNODE_ABSENT_MAX + 2);
+  struct ds_cnode *up = &root;
+  for (size_t i = 0; i < DS_CNODE_ABSENT_MAX + 2; i++) {
+    cr_assert_not(ds_cmap_get(up, names[i], &level[i]));
+    up = &level[i];
+  }
+  cr_assert_eq(ds_cnode_int64(up, &r, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml: key 'a.b.(...).e': expected an integer, got nothing");
+  ds_config_free(cfg);
+}
+
 /* Allowed keys pass; an unknown key is reported at the key itself with the
  * allowed list; a repeated key is reported at its second occurrence. */
 Test(config, check_keys) {

@@ -217,7 +217,7 @@ static const char usage_ps[] =
     "  rank's factors). --iters, --seed, --samples take one value. An option no\n"
     "  strategy of the run uses is refused, unless its value is what they do anyway\n"
     "  (--strategy single --world-size 1, --comm-hook none, a default).\n"
-    "  --measured FILE.csv    with --plot or alone, a sweep of one option: measured\n"
+    "  --measured FILE.csv    with --plot or text alone, a sweep of one option: measured\n"
     "                         iter_ms (and exposed_comm_ms) per value of its column\n"
     "                         (bucket_mb, world_size, ...); the report adds the\n"
     "                         prediction's error there and whether the optima match\n"

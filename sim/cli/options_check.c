@@ -430,6 +430,13 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                       "a list or range to exactly one option (%d given; docs/sweeps.md)%s",
                       one, varying, o->plot && !o->measured
                       ? ", or none for the run's timeline" : "");
+  /* the comparison is the text report's and the points --plot's; CSV and
+   * JSON stay tables, so without --plot the file would change nothing */
+  if (o->measured && !o->plot && o->format != DS_FORMAT_TEXT)
+    return ds_err_set(err, DS_EUSAGE, "option --measured: with --format %s and no --plot it "
+                      "would be ignored (the comparison is the text report's, the points "
+                      "--plot's): give --format text or --plot FILE.png",
+                      o->format == DS_FORMAT_CSV ? "csv" : "json");
   for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
     if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
       return ds_ring_chunks_aggregate_refuse(0, err);

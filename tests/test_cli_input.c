@@ -46,6 +46,13 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
       {"--topo 4gpu --trace ''", "option --trace: expected a value, got an empty string"},
       {"--topo '' --bucket-mb 25", "option --topo: expected a value, got an empty string"},
+      /* a first word that is no flag is a command: a typo of one was an
+       * "unknown option \"colective\"", and a topology without --topo too */
+      {"colective --topo 4gpu", "unknown command \"colective\" (did you mean collective? "
+       "the commands: collective, analyze, topo, buckets; a run: ddpsim --topo TOPOLOGY "
+       "[options]; see ddpsim --help)"},
+      {"4gpu --bucket-mb 25", "unknown command \"4gpu\" (the commands: collective, analyze, "
+       "topo, buckets; a run: ddpsim --topo TOPOLOGY"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);

@@ -360,6 +360,32 @@ Test(sweep_measured, a_flat_sweeps_plot_says_its_axis_is_not_from_zero) {
   cr_assert_eq(system(rm), 0);
 }
 
+/* Every iteration the same (the tiny model's caps 1 and 2 MiB: one bucket
+ * either way, 1.828 ms): the zoomed axis was an empty range, and gnuplot
+ * wrote "Warning: empty y range [1.82838:1.82838], adjusting to ..." to
+ * ddpsim's standard error; the axis is now set around the time. */
+Test(sweep_measured, a_sweep_of_equal_times_plots_without_a_gnuplot_warning) {
+  ds_test_require_gnuplot();
+  char dir[] = "/tmp/ddpsim-swflat-XXXXXX", args[512], png[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(png, sizeof png, "%s/s.png", dir);
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,2 --plot %s", png);
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_str_eq(r.err, "", "stderr: %s", r.err);
+  cr_assert_eq(unlink(png), 0, "no %s", png);
+  ds_test_release(&r);
+  /* no exposed communication anywhere: the right axis's "empty y2 range
+   * [0:0], adjusting to [0:1]" */
+  snprintf(args, sizeof args, TINY "--strategy single --straggler 0:1,1.001 --plot %s", png);
+  r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_str_eq(r.err, "", "stderr: %s", r.err);
+  cr_assert_eq(unlink(png), 0, "no %s", png);
+  cr_assert_eq(rmdir(dir), 0);
+  ds_test_release(&r);
+}
+
 Test(sweep_measured, the_predicted_optimum_fits_in_memory) {
   /* per sample, x 1, 5, 25 at 10, 8, 9 ms cost 10, 1.6, 0.36: x=25, but
    * its memory does not fit: the predicted optimum is x=5, as the closing

@@ -145,6 +145,11 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   if (!o->trace)
     return ds_err_set(err, DS_EUSAGE,
                       "missing --trace (where to write the measured trace; see ddpreal --help)");
+  /* the cpu device has no GPU to share (launch_fork.c is cuda's) */
+  if (o->share_gpus && o->device == DS_REAL_DEVICE_CPU)
+    return ds_err_set(err, DS_EUSAGE, "option --share-gpus: the cpu device runs one process "
+                      "per rank and no GPU; it would be ignored (drop it, or give --device "
+                      "cuda)");
   return DS_OK;
 }
 

@@ -46,9 +46,39 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
       {"--topo 4gpu --trace ''", "option --trace: expected a value, got an empty string"},
       {"--topo '' --bucket-mb 25", "option --topo: expected a value, got an empty string"},
+      /* a first word that is no flag is a command: a typo of one was an
+       * "unknown option \"colective\"", and a topology without --topo too */
+      {"colective --topo 4gpu", "unknown command \"colective\" (did you mean collective? "
+       "the commands: collective, analyze, topo, buckets; a run: ddpsim --topo TOPOLOGY "
+       "[options]; see ddpsim --help)"},
+      {"4gpu --bucket-mb 25", "unknown command \"4gpu\" (the commands: collective, analyze, "
+       "topo, buckets; a run: ddpsim --topo TOPOLOGY"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
+}
+
+/* --tf32 picks fp32 training's math; under --dtype fp16 or bf16 every
+ * convolution and matmul runs in the half type, so --tf32 all and none
+ * exited 0 with the default's numbers and printed "flags: --tf32 all" and
+ * CSV tf32 "all" for a run that ran none of it. The default, conv, is what
+ * such a run does anyway, and --amp keeps fp32 GEMMs (PowerSGD's) that
+ * --tf32 all moves. */
+Test(cli, tf32_under_a_half_dtype_is_refused_as_ignored) {
+  ds_test_ddpsim_refuses("--topo 4gpu --dtype fp16 --tf32 all",
+                         "option --tf32 all: the TF32 switch of fp32 math, but --dtype fp16 "
+                         "runs every convolution and matmul in fp16; it would be ignored");
+  ds_test_ddpsim_refuses("--topo 4gpu --dtype bf16 --tf32 none", "option --tf32 none:");
+  static const char *const accepted[] = {"--dtype fp16 --tf32 conv", "--amp fp16 --tf32 all",
+                                         "--dtype fp32 --tf32 none"};
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model "
+             "tests/data/tiny-model.yaml %s --format csv", accepted[i]);
+    struct ds_test_result r = ds_test_cli(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    ds_test_release(&r);
+  }
 }
 
 static ds_status parse_ddpsim(int argc, char **argv, struct ds_err *err) {

@@ -75,6 +75,22 @@ Test(collbench_plot, png_and_svg_are_written) {
   cr_assert_eq(system(ls), 0, "temporary files left in %s", dir);
 }
 
+/* One size (-b equal to -e) is one x value: gnuplot's autoscale found an
+ * empty range and wrote "Warning: empty x range [8:8], adjusting to
+ * [7.92:8.08]" to ddpsim's standard error; the axis is now set around it. */
+Test(collbench_plot, one_size_plots_without_a_gnuplot_warning) {
+  ds_test_require_gnuplot();
+  char png[256], args[512];
+  snprintf(png, sizeof png, "%s/one.png", dir);
+  snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml -b 8 -e 8 --plot %s", png);
+  struct ds_test_result r = collective("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_str_eq(r.err, "", "stderr: %s", r.err);
+  struct stat sb;
+  cr_assert_eq(stat(png, &sb), 0, "no %s", png);
+  ds_test_release(&r);
+}
+
 Test(collbench_plot, reference_table_reads_nccl_tests_columns) {
   /* tests/data's copy of the Azure table: a # line, then 24 sizes from
    * 1 KiB (0.04 GB/s) to 8 GiB (231.58 GB/s) in the size_bytes_assumed_2^k

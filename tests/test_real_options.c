@@ -57,3 +57,19 @@ Test(real_options, a_bad_timeout_in_the_environment_is_refused) {
   cr_assert_eq(parse_ddpreal(5, argv, &err), DS_OK);
   cr_assert_float_eq(ds_real_timeout_s(), 300.0, 1e-12);
 }
+
+/* --share-gpus lets several ranks share a GPU under the cuda device; the
+ * cpu device runs one MPI process per rank and no GPU, so `ddpreal
+ * --device cpu --share-gpus` replayed exactly as without it, exit 0, and
+ * wrote share_gpus=1 into the trace's header. */
+Test(real_options, share_gpus_on_the_cpu_device_is_refused_as_ignored) {
+  struct ds_err err = {0};
+  char *argv[] = {"ddpreal", "--schedule", "s.csv", "--trace", "t.csv", "--device", "cpu",
+                  "--share-gpus", NULL};
+  cr_assert_eq(parse_ddpreal(8, argv, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --share-gpus: the cpu device runs one process per rank "
+                   "and no GPU; it would be ignored (drop it, or give --device cuda)");
+  char *plain[] = {"ddpreal", "--schedule", "s.csv", "--trace", "t.csv", "--device", "cpu",
+                   NULL};
+  cr_assert_eq(parse_ddpreal(7, plain, &err), DS_OK, "%s", err.msg);
+}

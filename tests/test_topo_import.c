@@ -206,6 +206,13 @@ Test(topo_import, bad_inputs_are_located_errors) {
       {D "bad-nv-sum.txt", D "bad-nv-sum.txt:6: key 'GPU0': expected NV# cells adding up to at "
                            "most 12 (the GPU table's nvlink_links for A100-SXM4-80GB; an "
                            "NVSwitch machine shows NV12 to every GPU), got 13"},
+      /* one node: its NICs are left out (they carry nothing inside it), so
+       * --nic changed nothing and the file was the same byte for byte */
+      {D "dgx-a100.xml --nic 8x200Gbps",
+       "option --nic 8x200Gbps: one node (one FILE, no --nodes), whose topology leaves its NICs "
+       "out (they carry nothing inside a node); it would be ignored: give --nodes N or one "
+       "FILE per node"},
+      {D "dgx-h100.txt --nodes 1 --nic 400Gbps", "option --nic 400Gbps: one node"},
       {D "missing.xml", D "missing.xml: cannot read: No such file or directory"},
       {"", "ddpsim topo import: missing FILE (see --help)"},
   };

@@ -242,6 +242,15 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                       (unsigned long long)o->seed, o->samples, last_seed,
                       (long long)DS_SEED_MAX, as);
   }
+  /* --tf32 chooses fp32 math (compute.c ds_compute_set_tf32): under --dtype
+   * fp16 or bf16 every class runs in the half type whatever it says, so
+   * all or none would change nothing (conv, the default, is accepted as
+   * the run anyway); --amp keeps fp32 GEMMs (PowerSGD's) that all moves */
+  if (o->dtype != DS_DTYPE_FP32 && o->tf32 != DS_TF32_CONV)
+    return ds_err_set(err, DS_EUSAGE, "option --tf32 %s: the TF32 switch of fp32 math, but "
+                      "--dtype %s runs every convolution and matmul in %s; it would be "
+                      "ignored (drop it, or train in fp32: --dtype fp32 or --amp)",
+                      ds_tf32_name(o->tf32), ds_dtype_name(o->dtype), ds_dtype_name(o->dtype));
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");
@@ -421,6 +430,13 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                       "a list or range to exactly one option (%d given; docs/sweeps.md)%s",
                       one, varying, o->plot && !o->measured
                       ? ", or none for the run's timeline" : "");
+  /* the comparison is the text report's and the points --plot's; CSV and
+   * JSON stay tables, so without --plot the file would change nothing */
+  if (o->measured && !o->plot && o->format != DS_FORMAT_TEXT)
+    return ds_err_set(err, DS_EUSAGE, "option --measured: with --format %s and no --plot it "
+                      "would be ignored (the comparison is the text report's, the points "
+                      "--plot's): give --format text or --plot FILE.png",
+                      o->format == DS_FORMAT_CSV ? "csv" : "json");
   for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
     if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
       return ds_ring_chunks_aggregate_refuse(0, err);

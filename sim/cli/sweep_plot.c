@@ -126,6 +126,20 @@ static void write_script(FILE *gp, const char *term, const char *out,
           "set y2label 'exposed communication (ms, from 0)'\nset y2tics\n"
           "set y2range [0:*]\nset ytics nomirror\n", gp);
   else fputs("set ylabel 'ms'\nset yrange [0:*]\n", gp);
+  /* every time the same is an empty range, which gnuplot's autoscale warns
+   * about on our standard error: a percent on each side instead */
+  double lo = x->pts[0].iter_ms, hi = lo;
+  for (int32_t i = 1; i < x->n; i++)
+    lo = fmin(lo, x->pts[i].iter_ms), hi = fmax(hi, x->pts[i].iter_ms);
+  for (int32_t i = 0; x->m && i < x->m->n; i++)
+    lo = fmin(lo, x->m->p[i].iter_ms), hi = fmax(hi, x->m->p[i].iter_ms);
+  if (zoom && lo == hi) fprintf(gp, "set yrange [%.17g:%.17g]\n", 0.99 * lo, 1.01 * hi);
+  /* and no exposed communication anywhere is the right axis's [0:0] */
+  double exposed = 0;
+  for (int32_t i = 0; i < x->n; i++) exposed = fmax(exposed, x->pts[i].exposed_comm_ms);
+  for (int32_t i = 0; x->m && i < x->m->n; i++)
+    if (!isnan(x->m->p[i].exposed_comm_ms)) exposed = fmax(exposed, x->m->p[i].exposed_comm_ms);
+  if (zoom && exposed == 0) fputs("set y2range [0:1]\n", gp);
   const char *exposed_axes = zoom ? " axes x1y2" : "";
   if (hooks) fputs("set xrange [-0.5:*]\nset offsets 0, 0.5, 0, 0\n", gp);
   else fputs("set autoscale xfix\nset offsets graph 0.02, graph 0.02, 0, 0\n", gp);

@@ -119,8 +119,22 @@ static void script(FILE *gp, const char *term, const char *out, void *ctx) {
   ds_gnuplot_string(gp, x->title);
   /* sizes are powers of two in nccl-tests sweeps: binary prefixes */
   fputs("\nset logscale x 2\nset format x '%.0b%BB'\nset xlabel 'size (bytes)'\n"
-        "set ylabel 'busbw (GB/s)'\nset yrange [0:*]\nset key top left\nset grid\nplot ",
-        gp);
+        "set ylabel 'busbw (GB/s)'\nset yrange [0:*]\nset key top left\nset grid\n", gp);
+  /* one size (-b equal to -e, no other reference size) is an empty x range,
+   * which gnuplot's autoscale warns about on our standard error: an octave
+   * on each side instead */
+  double lo = 0, hi = 0;
+  int any = 0;
+  for (int k = 0; k < 2; k++) {
+    const struct ds_busbw_set *set = k ? x->ref : x->sim;
+    for (size_t i = 0; set && i < set->n; i++, any = 1) {
+      double v = set->p[i].size_bytes;
+      if (!any || v < lo) lo = v;
+      if (!any || v > hi) hi = v;
+    }
+  }
+  if (any && lo == hi) fprintf(gp, "set xrange [%.17g:%.17g]\n", lo / 2, hi * 2);
+  fputs("plot ", gp);
   int32_t block = 0;
   for (int32_t g = 0; g < x->sim->n_groups; g++, block++) {
     if (g) fputs(", \\\n  ", gp);

@@ -28,7 +28,8 @@ static const char usage[] =
     "GPU); the format is detected. Comments say where every value came from and\n"
     "what was assumed. One FILE per node, or one FILE and --nodes N for N alike.\n"
     "  --nic COUNTxBW    NICs per node and their speed (8x400Gbps; or BW alone),\n"
-    "                    over what the files say; BW needs its unit (Gbps, GBps)\n"
+    "                    over what the files say; BW needs its unit (Gbps, GBps);\n"
+    "                    two nodes or more (one node's topology has no NICs)\n"
     "  --gpu NAME        the GPU (a name of the GPU table), over the files' device\n"
     "                    ids\n"
     "  --gpus TABLE      a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
@@ -120,6 +121,13 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   }
   if (!a->help && a->n_files == 0)
     return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: missing FILE (see --help)");
+  /* one node's topology leaves its NICs out (topo_import.c cluster_of):
+   * --nic there would change nothing of the file written */
+  int nodes = a->o.nodes ? a->o.nodes : a->n_files;
+  if (!a->help && a->o.nic_spec && nodes < 2)
+    return ds_err_set(err, DS_EUSAGE, "option --nic %s: one node (one FILE, no --nodes), whose "
+                      "topology leaves its NICs out (they carry nothing inside a node); it "
+                      "would be ignored: give --nodes N or one FILE per node", a->o.nic_spec);
   return DS_OK;
 }
 

@@ -14,6 +14,7 @@
 
 #include "analysis/analyze.h"
 #include "base/atomic_file.h"
+#include "base/cli.h"
 #include "base/lookup.h"
 #include "base/outputs.h"
 #include "base/textout.h"
@@ -91,6 +92,18 @@ static int finish(ds_status st, const struct ds_err *err) {
   return flush_stdout(0);
 }
 
+/* A first word that is no flag stands where a command would: said as
+ * one (it was an "unknown option"), with the nearest command for a typo. */
+static ds_status unknown_command(const char *word, struct ds_err *err) {
+  static const char *const commands[] = {"collective", "analyze", "topo", "buckets", NULL};
+  const char *near = ds_cli_closest(word, commands);
+  char hint[64] = "";
+  if (near) snprintf(hint, sizeof hint, "did you mean %s? ", near);
+  return ds_err_set(err, DS_EUSAGE, "unknown command \"%s\" (%sthe commands: collective, "
+                    "analyze, topo, buckets; a run: ddpsim --topo TOPOLOGY [options]; see "
+                    "ddpsim --help)", word, hint);
+}
+
 int main(int argc, char **argv) {
   struct ds_options opt;
   struct ds_err err = {0};
@@ -107,6 +120,7 @@ int main(int argc, char **argv) {
     return finish(ds_topocmd_main(argc - 1, argv + 1, stdout, &err), &err);
   if (argc > 1 && strcmp(argv[1], "buckets") == 0)
     return finish(ds_bucketcmd_main(argc - 1, argv + 1, stdout, &err), &err);
+  if (argc > 1 && argv[1][0] != '-') return finish(unknown_command(argv[1], &err), &err);
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {
     errno = 0;

@@ -107,6 +107,54 @@ Test(collbench_plot, reference_table_reads_nccl_tests_columns) {
   ds_busbw_release(&ref);
 }
 
+/* A reference row measured on another number of GPUs is another
+ * measurement: rows whose rank column (n_ranks, nranks, ranks) differs
+ * from the run's ranks are left out and counted; none left is refused
+ * (exit 2, nothing printed or drawn). The Azure table is 8 ranks. */
+Test(collbench_plot, reference_rows_at_other_rank_counts_are_left_out) {
+  ds_test_require_gnuplot();
+  char ref[256], png[256], args[768];
+  snprintf(ref, sizeof ref, "%s/mixed.csv", dir);
+  snprintf(png, sizeof png, "%s/p.png", dir);
+  ds_test_write_file(ref, "size_bytes,busbw_gbps,n_ranks\n1048576,30,8\n1048576,20,4\n"
+                          "2097152,40,4\n");
+  snprintf(args, sizeof args, "--topo dgx-a100 -g 4 -b 1M -e 2M --plot %s --reference %s",
+           png, ref);
+  struct ds_test_result r = collective("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char want[600];
+  snprintf(want, sizeof want, "# reference: 2 points of %s drawn on %s (1 at other rank "
+           "counts left out)\n", ref, png);
+  cr_assert(strstr(r.out, want), "%s", r.out);
+  ds_test_release(&r);
+  unlink(png);
+  snprintf(args, sizeof args, "--topo dgx-a100 -g 4 -b 1M -e 2M --plot %s --reference "
+           "tests/data/nccl_allreduce_8xa100_azure.csv", png);
+  r = collective("", args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "tests/data/nccl_allreduce_8xa100_azure.csv: no row at 4 ranks "
+                          "(the run's, option -g); its rank column has 8"), "%s", r.err);
+  cr_assert_str_eq(r.out, "");
+  cr_assert(access(png, F_OK) != 0, "%s written", png);
+  ds_test_release(&r);
+  /* every GPU of the topology (8) matches the table: all 24 points */
+  snprintf(args, sizeof args, "--topo dgx-a100 -b 1M -e 2M --plot %s --reference "
+           "tests/data/nccl_allreduce_8xa100_azure.csv", png);
+  r = collective("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "# reference: 24 points of "), "%s", r.out);
+  cr_assert_null(strstr(r.out, "left out"), "%s", r.out);
+  ds_test_release(&r);
+  ds_test_write_file(ref, "size_bytes,busbw_gbps,nranks\n1048576,30,2.5\n");
+  snprintf(args, sizeof args, "--topo dgx-a100 -g 4 -b 1M -e 2M --plot %s --reference %s",
+           png, ref);
+  r = collective("", args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "mixed.csv:2:3: column 'nranks': expected a rank count, a whole "
+                          "number >= 1, got \"2.5\""), "%s", r.err);
+  ds_test_release(&r);
+}
+
 Test(collbench_plot, reference_errors_exit_2_naming_file_and_line) {
   struct { const char *text, *want; } bad[] = {
       {"# ok\nsize_bytes,busbw_gbps\n1024,0.5\n2048,abc\n",

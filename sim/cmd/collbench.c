@@ -354,9 +354,11 @@ static void row_group(const struct ds_collbench_args *o, const struct plan *pl,
   else snprintf(buf, cap, "%s %s/%s", o->op, algo, ds_proto_name(r->proto));
 }
 
-/* ref: the --reference points, or NULL. */
+/* ref: the --reference points, or NULL; ref_dropped: its rows at other
+ * rank counts, left out (ds_busbw_keep_ranks). */
 static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
-                       const struct ds_busbw_set *ref, FILE *out, struct ds_err *err) {
+                       const struct ds_busbw_set *ref, size_t ref_dropped, FILE *out,
+                       struct ds_err *err) {
   struct ds_busbw_set pts = {0};
   struct plan pl = {.n = o->ranks ? o->ranks : topo->n_gpus};
   int32_t n = pl.n;
@@ -502,7 +504,11 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   if (st == DS_OK && o->format == DS_FORMAT_TEXT) {
     fprintf(out, "# Avg bus bandwidth    : %.2f GB/s (mean over %d size%s)\n",
             n_rows ? busbw_sum / n_rows : 0.0, n_rows, n_rows == 1 ? "" : "s");
-    if (ref)
+    if (ref && ref_dropped)
+      fprintf(out, "# reference: %zu point%s of %s drawn on %s (%zu at other rank counts "
+              "left out)\n", ref->n, ref->n == 1 ? "" : "s", o->reference, o->plot,
+              ref_dropped);
+    else if (ref)
       fprintf(out, "# reference: %zu point%s of %s drawn on %s\n", ref->n,
               ref->n == 1 ? "" : "s", o->reference, o->plot);
   }
@@ -537,6 +543,15 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   ds_status st = o.plot ? ds_gnuplot_check(err) : DS_OK;
   struct ds_topo *topo = NULL;
   if (st == DS_OK) st = ds_topo_load(topo_path, gpus_path, &topo, err);
+  /* a reference row of another rank count is another measurement */
+  size_t ref_dropped = 0;
+  if (st == DS_OK && o.reference) {
+    char from[160];
+    if (o.ranks) snprintf(from, sizeof from, "the run's, option -g");
+    else snprintf(from, sizeof from, "the run's: every GPU of topology %s", topo->name);
+    st = ds_busbw_keep_ranks(&ref, o.reference, o.ranks ? o.ranks : topo->n_gpus, from,
+                             &ref_dropped, err);
+  }
   /* The table is made in memory and printed whole once every size ran and
    * the plot is drawn: a refusal (a collective that cannot run on these
    * ranks, a size that overflows the engine, a plot that fails) leaves
@@ -548,7 +563,7 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   FILE *mem = NULL;
   if (st == DS_OK && !(mem = open_memstream(&table, &table_len)))
     st = ds_err_set(err, DS_ENOMEM, "out of memory");
-  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, mem, err);
+  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, ref_dropped, mem, err);
   if (mem && fclose(mem) != 0 && st == DS_OK) st = ds_err_set(err, DS_ENOMEM, "out of memory");
   if (st == DS_OK && fwrite(table, 1, table_len, out) != table_len)
     st = ds_err_set(err, DS_EIO, "writing the table failed");

@@ -90,7 +90,8 @@ static const char usage_rest[] =
     "  --plot FILE.png|.svg   draw busbw against size (gnuplot), one curve per\n"
     "                         op/algo/proto of the rows printed\n"
     "  --reference CSV        with --plot: a measured table's points (nccl-tests'\n"
-    "                         size and busbw columns; docs/collectives.md)\n"
+    "                         size and busbw columns; docs/collectives.md); rows\n"
+    "                         whose n_ranks column is not the run's left out\n"
     "  --help\n";
 
 /* Rows of one table: nccl-tests' own sweeps have a few dozen. */

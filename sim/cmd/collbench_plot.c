@@ -6,6 +6,7 @@
 #include "sim/cmd/collbench_plot.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ ds_status ds_busbw_add(struct ds_busbw_set *s, const char *group, double size_by
     s->p = p;
     s->cap = cap;
   }
-  s->p[s->n++] = (struct ds_busbw_point){size_bytes, busbw_gbps, g};
+  s->p[s->n++] = (struct ds_busbw_point){size_bytes, busbw_gbps, g, 0};
   return DS_OK;
 }
 
@@ -45,11 +46,13 @@ static const char *const size_names[] = {"size_bytes", "size_bytes_assumed_2^k",
 static const char *const busbw_names[] = {"busbw_gbps", "busbw_GBps_inplace_published",
                                           "busbw", NULL};
 
+static const char *const ranks_names[] = {"n_ranks", "nranks", "ranks", NULL};
+
 /* The columns and the values of the row being read. */
 struct reader {
   struct ds_busbw_set *out;
-  int size_col, bw_col;
-  double size, bw;
+  int size_col, bw_col, ranks_col; /* ranks_col -1: the table has none */
+  double size, bw, ranks;
 };
 
 static int find_col(const struct ds_csvread *t, const char *const *names) {
@@ -64,6 +67,7 @@ static void on_header(struct ds_csvread *t) {
   struct reader *r = t->ctx;
   r->size_col = find_col(t, size_names);
   r->bw_col = find_col(t, busbw_names);
+  r->ranks_col = find_col(t, ranks_names);
   if (r->size_col < 0 || r->bw_col < 0)
     t->st = ds_err_set(t->err, DS_EINPUT,
                        "%s:%zu: the header row has no %s column (expected one of %s)",
@@ -75,8 +79,14 @@ static void on_header(struct ds_csvread *t) {
 
 static void on_field(struct ds_csvread *t, int c, const char *text, size_t len) {
   struct reader *r = t->ctx;
-  if (c != r->size_col && c != r->bw_col) return;
+  if (c != r->size_col && c != r->bw_col && c != r->ranks_col) return;
   double v;
+  if (c == r->ranks_col) {
+    if (ds_csvread_number(text, &v) != 0 || v < 1 || v > INT32_MAX || v != floor(v))
+      ds_csvread_bad_value(t, c, "a rank count, a whole number >= 1", text, len);
+    else r->ranks = v;
+    return;
+  }
   int is_size = c == r->size_col;
   if (ds_csvread_number(text, &v) != 0 || (is_size ? v <= 0 : v < 0))
     ds_csvread_bad_value(t, c, is_size ? "a size in bytes > 0" : "a bandwidth in GB/s >= 0",
@@ -89,6 +99,29 @@ static void on_row(struct ds_csvread *t) {
   struct reader *r = t->ctx;
   if (ds_busbw_add(r->out, r->out->groups[0], r->size, r->bw) != DS_OK)
     t->st = ds_err_set(t->err, DS_ENOMEM, "%s: out of memory", t->path);
+  else
+    r->out->p[r->out->n - 1].ranks = r->ranks_col >= 0 ? (int32_t)r->ranks : 0;
+}
+
+ds_status ds_busbw_keep_ranks(struct ds_busbw_set *s, const char *path, int32_t ranks,
+                              const char *ranks_from, size_t *dropped, struct ds_err *err) {
+  size_t kept = 0;
+  int32_t lo = 0, hi = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    int32_t r = s->p[i].ranks;
+    if (r != 0 && (lo == 0 || r < lo)) lo = r;
+    if (r > hi) hi = r;
+    if (r == 0 || r == ranks) s->p[kept++] = s->p[i];
+  }
+  *dropped = s->n - kept;
+  s->n = kept;
+  if (kept > 0 || *dropped == 0) return DS_OK;
+  char counts[48];
+  if (lo == hi) snprintf(counts, sizeof counts, "%d", lo);
+  else snprintf(counts, sizeof counts, "%d to %d", lo, hi);
+  return ds_err_set(err, DS_EINPUT, "%s: no row at %d ranks (%s); its rank column has %s: "
+                    "a busbw is compared at the rank count it was measured with (give -g "
+                    "with one of those)", path, ranks, ranks_from, counts);
 }
 
 ds_status ds_busbw_reference_load(const char *path, struct ds_busbw_set *out,

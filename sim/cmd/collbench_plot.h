@@ -22,6 +22,7 @@ struct ds_busbw_point {
   double size_bytes;
   double busbw_gbps;
   int32_t group; /* index into ds_busbw_set.groups */
+  int32_t ranks; /* a reference row's rank count; 0 where its table has none */
 };
 
 #define DS_BUSBW_MAX_GROUPS 32
@@ -43,11 +44,20 @@ void ds_busbw_release(struct ds_busbw_set *s);
 /* Reads a reference table: CSV (RFC 4180, libcsv), `#` and blank lines
  * skipped, a header row naming the size column (size_bytes,
  * size_bytes_assumed_2^k or size, in bytes) and the busbw column
- * (busbw_gbps, busbw_GBps_inplace_published or busbw, in GB/s), then one
- * row per size. Errors are DS_EINPUT naming FILE:LINE (and :FIELD and the
+ * (busbw_gbps, busbw_GBps_inplace_published or busbw, in GB/s), and
+ * optionally the rank count (n_ranks, nranks or ranks), then one row per
+ * size. Errors are DS_EINPUT naming FILE:LINE (and :FIELD and the
  * column for a bad value). Points go to group 0, named "reference: BASENAME". */
 ds_status ds_busbw_reference_load(const char *path, struct ds_busbw_set *out,
                                   struct ds_err *err);
+
+/* Keeps the points measured at `ranks` ranks: those of a row whose rank
+ * column (n_ranks, nranks or ranks) says another count are dropped
+ * (*dropped counts them), rows of a table without the column kept. None
+ * left is DS_EINPUT naming path and the counts the table has: its busbw
+ * was measured on another number of GPUs than the run compares it with. */
+ds_status ds_busbw_keep_ranks(struct ds_busbw_set *s, const char *path, int32_t ranks,
+                              const char *ranks_from, size_t *dropped, struct ds_err *err);
 
 /* Draws the curves of sim and, when ref is not NULL, ref's points into
  * path (.png or .svg); title on top. */

@@ -436,8 +436,16 @@ Test(cli, one_jittered_sample_prints_no_percentiles_and_a_lone_seed_is_refused) 
   ds_test_release(&r);
   r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "\n    p50/p95/p99  ") && strstr(r.out, "(3 samples, jitter CV 0.1)"),
+  cr_assert(strstr(r.out, "\n    p50/p95/p99  ") &&
+                strstr(r.out, "(3 samples, jitter CV 0.1; every other time: seed 1's)\n"),
             "%s", r.out);
+  ds_test_release(&r);
+  /* the other times are the first sample's, whose seed is --seed */
+  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3 "
+                  "--seed 7");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "(3 samples, jitter CV 0.1; every other time: seed 7's)\n"), "%s",
+            r.out);
   ds_test_release(&r);
   /* a sweep's CV 0 row draws nothing: its three samples are one timeline,
    * so it prints no percentiles and does not ask for more samples */
@@ -445,8 +453,8 @@ Test(cli, one_jittered_sample_prints_no_percentiles_and_a_lone_seed_is_refused) 
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n    jitter       CV 0: no draws, every sample the iteration above\n"),
             "%s", r.out);
-  cr_assert_null(strstr(r.out, "(3 samples, jitter CV 0)"), "%s", r.out);
-  cr_assert_not_null(strstr(r.out, "(3 samples, jitter CV 0.1)"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "(3 samples, jitter CV 0;"), "%s", r.out);
+  cr_assert_not_null(strstr(r.out, "(3 samples, jitter CV 0.1;"), "%s", r.out);
   ds_test_release(&r);
   ds_test_ddpsim_refuses("--topo 4gpu --seed 7", "option --seed 7: seeds differ only in "
                          "--jitter's draws");

@@ -227,8 +227,11 @@ static void print_quantiles(FILE *fp, const struct ds_summary *r) {
   if (r->jitter_cv <= 0)
     fprintf(fp, "    jitter       CV 0: no draws, every sample the iteration above\n");
   else if (r->samples > 1)
-    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
-            r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+    /* every other time printed is one sample's, which can lie outside
+     * the quantiles of a few: say whose */
+    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g; every "
+            "other time: seed %llu's)\n", r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms,
+            r->samples, r->jitter_cv, (unsigned long long)r->seed);
   else
     fprintf(fp, "    jitter       CV %g, one sample: the iteration above (--samples N for "
                 "p50/p95/p99)\n", r->jitter_cv);

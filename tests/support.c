@@ -302,6 +302,25 @@ void ds_test_one_bwd_schedule(struct ds_schedule_builder *bd, int64_t *tail) {
   *tail = gpu.id;
 }
 
+void ds_test_bert_toy_setup(struct ds_test_bert_toy *f, const char *topo, enum ds_dtype dtype,
+                            enum ds_optimizer optimizer, double kernel_overhead_ns) {
+  static char w[] = "enc.dense.weight", b[] = "enc.dense.bias", g[] = "enc.LayerNorm.weight",
+              pool[] = "pooler.dense.weight";
+  struct ds_err err = {0};
+  memset(f, 0, sizeof *f);
+  cr_assert_eq(ds_topo_load(topo, NULL, &f->t, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(f->t, dtype, DS_AMP_NONE, &f->c, &err), DS_OK, "%s", err.msg);
+  f->c.params.kernel_overhead_ns = kernel_overhead_ns;
+  f->c.optimizer_loop = optimizer == DS_OPT_BERTADAM;
+  char *names[4] = {w, b, g, pool};
+  int64_t numel[4] = {1000000, 100000, 100000, 1000000};
+  for (int i = 0; i < 4; i++) f->ps[i] = (struct ds_param){.name = names[i], .numel = numel[i]};
+  f->m = (struct ds_model){.params = f->ps, .n_params = 4, .total_numel = 2200000,
+                           .optimizer = optimizer};
+}
+
+void ds_test_bert_toy_free(struct ds_test_bert_toy *f) { ds_topo_free(f->t); }
+
 void ds_test_require_gnuplot(void) {
   cr_assert(system("command -v gnuplot >/dev/null 2>&1") == 0,
             "gnuplot is not on PATH: it is a dependency of ddpsim's plots (make deps, "

@@ -269,6 +269,12 @@ struct ds_test_output ds_test_collective_run(const char *args) {
   return o;
 }
 
+struct ds_test_output ds_test_collective_ok(const char *args) {
+  struct ds_test_output o = ds_test_collective_run(args);
+  cr_assert_eq(o.st, DS_OK, "collective %s: %s", args, o.err.msg);
+  return o;
+}
+
 ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err) {
   static char buf[1024]; /* o keeps pointers into it */
   char *argv[64];

@@ -41,6 +41,9 @@ struct ds_test_output {
 };
 /* ds_test_collective's status, message and text as one value. */
 struct ds_test_output ds_test_collective_run(const char *args);
+/* The same, failing the test (with args and the message) unless it
+ * succeeds. */
+struct ds_test_output ds_test_collective_ok(const char *args);
 
 /* $DDPSIM_BIN, else the sanitizer build's ddpsim. */
 const char *ds_test_ddpsim(void);

@@ -275,6 +275,13 @@ struct ds_test_output ds_test_collective_ok(const char *args) {
   return o;
 }
 
+void ds_test_collective_usage_error(const char *args, const char *msg) {
+  struct ds_test_output o = ds_test_collective_run(args);
+  cr_assert_eq(o.st, DS_EUSAGE, "collective %s: status %d", args, o.st);
+  cr_assert_str_eq(o.err.msg, msg, "collective %s", args);
+  free(o.text);
+}
+
 ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err) {
   static char buf[1024]; /* o keeps pointers into it */
   char *argv[64];

@@ -44,6 +44,9 @@ struct ds_test_output ds_test_collective_run(const char *args);
 /* The same, failing the test (with args and the message) unless it
  * succeeds. */
 struct ds_test_output ds_test_collective_ok(const char *args);
+/* Fails the test unless `ddpsim collective ARGS` is refused as a usage
+ * mistake (DS_EUSAGE) with exactly the message msg. */
+void ds_test_collective_usage_error(const char *args, const char *msg);
 
 /* $DDPSIM_BIN, else the sanitizer build's ddpsim. */
 const char *ds_test_ddpsim(void);

@@ -269,6 +269,19 @@ struct ds_test_output ds_test_collective_run(const char *args) {
   return o;
 }
 
+struct ds_test_output ds_test_collective_ok(const char *args) {
+  struct ds_test_output o = ds_test_collective_run(args);
+  cr_assert_eq(o.st, DS_OK, "collective %s: %s", args, o.err.msg);
+  return o;
+}
+
+void ds_test_collective_usage_error(const char *args, const char *msg) {
+  struct ds_test_output o = ds_test_collective_run(args);
+  cr_assert_eq(o.st, DS_EUSAGE, "collective %s: status %d", args, o.st);
+  cr_assert_str_eq(o.err.msg, msg, "collective %s", args);
+  free(o.text);
+}
+
 ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err) {
   static char buf[1024]; /* o keeps pointers into it */
   char *argv[64];
@@ -301,6 +314,25 @@ void ds_test_one_bwd_schedule(struct ds_schedule_builder *bd, int64_t *tail) {
   cr_assert_eq(ds_schedule_emit(bd, &gpu, NULL, 0), DS_OK);
   *tail = gpu.id;
 }
+
+void ds_test_bert_toy_setup(struct ds_test_bert_toy *f, const char *topo, enum ds_dtype dtype,
+                            enum ds_optimizer optimizer, double kernel_overhead_ns) {
+  static char w[] = "enc.dense.weight", b[] = "enc.dense.bias", g[] = "enc.LayerNorm.weight",
+              pool[] = "pooler.dense.weight";
+  struct ds_err err = {0};
+  memset(f, 0, sizeof *f);
+  cr_assert_eq(ds_topo_load(topo, NULL, &f->t, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(f->t, dtype, DS_AMP_NONE, &f->c, &err), DS_OK, "%s", err.msg);
+  f->c.params.kernel_overhead_ns = kernel_overhead_ns;
+  f->c.optimizer_loop = optimizer == DS_OPT_BERTADAM;
+  char *names[4] = {w, b, g, pool};
+  int64_t numel[4] = {1000000, 100000, 100000, 1000000};
+  for (int i = 0; i < 4; i++) f->ps[i] = (struct ds_param){.name = names[i], .numel = numel[i]};
+  f->m = (struct ds_model){.params = f->ps, .n_params = 4, .total_numel = 2200000,
+                           .optimizer = optimizer};
+}
+
+void ds_test_bert_toy_free(struct ds_test_bert_toy *f) { ds_topo_free(f->t); }
 
 void ds_test_require_gnuplot(void) {
   cr_assert(system("command -v gnuplot >/dev/null 2>&1") == 0,

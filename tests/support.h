@@ -41,6 +41,12 @@ struct ds_test_output {
 };
 /* ds_test_collective's status, message and text as one value. */
 struct ds_test_output ds_test_collective_run(const char *args);
+/* The same, failing the test (with args and the message) unless it
+ * succeeds. */
+struct ds_test_output ds_test_collective_ok(const char *args);
+/* Fails the test unless `ddpsim collective ARGS` is refused as a usage
+ * mistake (DS_EUSAGE) with exactly the message msg. */
+void ds_test_collective_usage_error(const char *args, const char *msg);
 
 /* $DDPSIM_BIN, else the sanitizer build's ddpsim. */
 const char *ds_test_ddpsim(void);
@@ -170,9 +176,28 @@ ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struc
 /* A new one-rank schedule in bd->s (the caller frees it, ds_schedule_free)
  * holding one op, rank 0's backward of layer 0 ("l0", 1 us on the compute
  * stream), whose id *tail gets; *bd emits after it: the GPU work that
- * ds_host_emit_step's step follows in test_bertadam.c and test_pytorch19.c. */
+ * ds_host_emit_step's step follows in test_bertadam.c, test_apex_o2.c and
+ * test_pytorch19.c. */
 struct ds_schedule_builder;
 void ds_test_one_bwd_schedule(struct ds_schedule_builder *bd, int64_t *tail);
+
+/* The toy BERT step of test_bertadam.c and test_apex_o2.c (each works its
+ * numbers by hand): the topology file topo loaded, ds_compute_init for dtype
+ * (amp none) with a kernel_overhead of kernel_overhead_ns, optimizer_loop on
+ * for bertadam as run_load.c sets it under the current rules, and a model of
+ * four tensors in registration order, enc.dense.weight (1,000,000 elements),
+ * enc.dense.bias and enc.LayerNorm.weight (100,000 each), pooler.dense.weight
+ * (1,000,000; run_squad.py leaves it out of the optimizer), under optimizer.
+ * ds_test_bert_toy_free frees the topology. */
+struct ds_test_bert_toy {
+  struct ds_topo *t;
+  struct ds_compute c;
+  struct ds_param ps[4];
+  struct ds_model m;
+};
+void ds_test_bert_toy_setup(struct ds_test_bert_toy *f, const char *topo, enum ds_dtype dtype,
+                            enum ds_optimizer optimizer, double kernel_overhead_ns);
+void ds_test_bert_toy_free(struct ds_test_bert_toy *f);
 
 /* A GPU table of made-up GPUs for kernels timed per SM clock: ClockGPU, 4
  * SMs at 1000 MHz (4e9 SM cycles/s) and 1000 GB/s; SlowMemGPU, 1000 SMs at

@@ -42,34 +42,15 @@
 #define OVERHEAD_NS 5000.0
 #define P_US 200.0 /* tests/data/tiny-host-topo.yaml's host_grad_copy */
 
-static char W[] = "enc.dense.weight", B[] = "enc.dense.bias", G[] = "enc.LayerNorm.weight",
-            POOL[] = "pooler.dense.weight", BIAS[] = "l.bias";
+static char W[] = "enc.dense.weight", BIAS[] = "l.bias"; /* decayed, not */
 
-struct toy {
-  struct ds_topo *t;
-  struct ds_compute c;
-  struct ds_param ps[4];
-  struct ds_model m;
-};
-
-static void toy_setup(struct toy *f, const char *topo) {
-  struct ds_err err = {0};
-  memset(f, 0, sizeof *f);
-  cr_assert_eq(ds_topo_load(topo, NULL, &f->t, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_compute_init(f->t, DS_DTYPE_FP16, DS_AMP_NONE, &f->c, &err), DS_OK, "%s",
-               err.msg);
-  f->c.params.kernel_overhead_ns = OVERHEAD_NS;
-  char *names[4] = {W, B, G, POOL};
-  int64_t numel[4] = {1000000, 100000, 100000, 1000000};
-  for (int i = 0; i < 4; i++) f->ps[i] = (struct ds_param){.name = names[i], .numel = numel[i]};
-  f->m = (struct ds_model){.params = f->ps, .n_params = 4, .total_numel = 2200000,
-                           .optimizer = DS_OPT_APEX_O2};
+/* The toy (support.h) under --dtype fp16 and this file's optimizer. */
+static void toy_setup(struct ds_test_bert_toy *f, const char *topo) {
+  ds_test_bert_toy_setup(f, topo, DS_DTYPE_FP16, DS_OPT_APEX_O2, OVERHEAD_NS);
 }
 
-static void toy_teardown(struct toy *f) { ds_topo_free(f->t); }
-
 Test(apex_o2, toy_unscale) {
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   cr_assert_float_eq(f.c.precision.param_bytes, 2, 0); /* the fp16 model */
   double bytes;
@@ -83,12 +64,12 @@ Test(apex_o2, toy_unscale) {
   cr_assert_float_eq(bytes, 0, 0);
   f.m.optimizer = DS_OPT_BERTADAM;
   cr_assert_eq(ds_compute_amp_unscale_launches(&f.c, &f.m), 0);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(apex_o2, toy_clipper_on_fp32_master_gradients) {
   /* 4 bytes an element under --dtype fp16: bertadam's toy numbers */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   double bytes;
   cr_assert_eq(ds_compute_clip_norm_launches(&f.c, &f.m), 3);
@@ -97,11 +78,11 @@ Test(apex_o2, toy_clipper_on_fp32_master_gradients) {
   cr_assert_eq(ds_compute_clip_scale_launches(&f.c, &f.m), 1);
   cr_assert_float_eq(ds_compute_clip_scale_ns(&f.c, &f.m, &bytes), 14600, 1e-6);
   cr_assert_float_eq(bytes, 9600000, 1e-3);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(apex_o2, toy_step_zero_grad_and_host_dispatches) {
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   cr_assert_eq(ds_compute_step_launches(&f.c, &f.m), 3);
   cr_assert_eq(ds_compute_step_kernels(&f.c, &f.m), 3);
@@ -124,7 +105,7 @@ Test(apex_o2, toy_step_zero_grad_and_host_dispatches) {
   ds_compute_clip_scale_ns(&f.c, &f.m, &b);
   total += b + ds_compute_step_bytes(&f.c, &f.m) + zbytes;
   cr_assert_float_eq(total, 54.0 * 1200000, 1e-3);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(apex_o2, fusedadam_launches_per_group) {
@@ -133,7 +114,7 @@ Test(apex_o2, fusedadam_launches_per_group) {
    * (one list of 20 would be 1), and the copy back over all 20 at depth 2,
    * 1: 3. 70 weights alone: 36 + 34, 2 launches, the empty group none, the
    * copy 64 + 6, 2: 4; the unscale's flag and 64 + 6: 3. */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   struct ds_param ps[70];
   for (int i = 0; i < 20; i++) ps[i] = (struct ds_param){.name = i < 10 ? W : BIAS, .numel = 1000};
@@ -146,7 +127,7 @@ Test(apex_o2, fusedadam_launches_per_group) {
   m.total_numel = 70000;
   cr_assert_eq(ds_compute_step_launches(&f.c, &m), 4);
   cr_assert_eq(ds_compute_amp_unscale_launches(&f.c, &m), 3);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(apex_o2, host_ops_two_syncs_before_the_step) {
@@ -155,15 +136,12 @@ Test(apex_o2, host_ops_two_syncs_before_the_step) {
    * them; the clipper's l2norm (3 P), its kernels, total_norm.item (P),
    * the scale (P) and its kernels; then the step's first launch (which
    * its kernels wait for) and the other 2 launches and 3 fills (5 P). */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-host-topo.yaml");
-  struct ds_schedule *s;
-  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
-  struct ds_op gpu = {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "l0",
-                      .layer = 0, .bucket = -1, .coll = -1, .root = -1, .dur_us = 1};
-  struct ds_schedule_builder bd = {s, 0};
-  cr_assert_eq(ds_schedule_emit(&bd, &gpu, NULL, 0), DS_OK);
-  int64_t first, tail = gpu.id;
+  struct ds_schedule_builder bd;
+  int64_t first, tail;
+  ds_test_one_bwd_schedule(&bd, &tail);
+  struct ds_schedule *s = bd.s;
   cr_assert_eq(ds_host_emit_step(&bd, &f.c, &f.m, 0, &tail, 1, &first), DS_OK);
   cr_assert_eq(s->n_ops, 11);
   const struct ds_op *o = s->ops;
@@ -197,11 +175,11 @@ Test(apex_o2, host_ops_two_syncs_before_the_step) {
   cr_assert_eq(ds_schedule_deps(s, &o[6])[0], o[5].id);
   cr_assert_eq(first, o[9].id);
   ds_schedule_free(s);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(apex_o2, memory_masters_moments_and_master_grads) {
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   cr_assert_eq(ds_optimizer_states(DS_OPT_APEX_O2), 3);
   cr_assert_str_eq(ds_optimizer_name(DS_OPT_APEX_O2), "apex-o2-fusedadam");
@@ -212,7 +190,7 @@ Test(apex_o2, memory_masters_moments_and_master_grads) {
   cr_assert_float_eq(mem.params, 4400000, 1e-3); /* the fp16 model, pooler included */
   cr_assert_float_eq(mem.optimizer, 14400000, 1e-3);
   cr_assert_float_eq(mem.step_temp, 4800000, 1e-3);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(apex_o2, cli_runs_and_refuses) {

@@ -23,12 +23,6 @@
 #include "base/atomic_file.h"
 #include "tests/support.h"
 
-static void rm_rf(const char *dir) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
-
 static ds_status write_text(const char *path, const char *text, struct ds_err *err) {
   struct ds_atomic_file af;
   ds_status st = ds_atomic_file_open(path, &af, err);
@@ -49,7 +43,7 @@ static void read_into(const char *path, char *buf, size_t cap) {
  * link (rename over the link would have replaced it by a file). */
 Test(atomic_file, a_symlink_is_followed_to_its_target) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", link[300], target[300], buf[64];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(target, sizeof target, "%s/target.csv", dir);
   snprintf(link, sizeof link, "%s/link.csv", dir);
   cr_assert_eq(symlink("target.csv", link), 0);
@@ -63,13 +57,13 @@ Test(atomic_file, a_symlink_is_followed_to_its_target) {
   read_into(target, buf, sizeof buf);
   cr_assert_str_eq(buf, "second\n");
   cr_assert_eq(ds_test_count_entries(dir), 2);
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* A FIFO is written through: a reader gets the bytes and the FIFO stays. */
 Test(atomic_file, a_fifo_is_written_through) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", fifo[300], buf[64];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(fifo, sizeof fifo, "%s/pipe", dir);
   cr_assert_eq(mkfifo(fifo, 0600), 0);
   int rd = open(fifo, O_RDWR | O_NONBLOCK); /* a reader, so the open does not wait */
@@ -85,7 +79,7 @@ Test(atomic_file, a_fifo_is_written_through) {
   cr_assert_str_eq(buf, "row\n");
   close(rd);
   cr_assert_eq(ds_test_count_entries(dir), 1);
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* A device is written through, never replaced: a copy of /dev/full (made
@@ -93,12 +87,12 @@ Test(atomic_file, a_fifo_is_written_through) {
  * ENOSPC and is still a character device; a copy of /dev/null takes it. */
 Test(atomic_file, a_device_is_written_through_not_replaced) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", full[300], null[300];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(full, sizeof full, "%s/full", dir);
   snprintf(null, sizeof null, "%s/null", dir);
   if (mknod(full, S_IFCHR | 0666, makedev(1, 7)) != 0 ||
       mknod(null, S_IFCHR | 0666, makedev(1, 3)) != 0) {
-    rm_rf(dir);
+    ds_test_remove_dir(dir);
     cr_skip_test("mknod: %s (needs root)", strerror(errno));
   }
   struct ds_err err = {0};
@@ -111,23 +105,23 @@ Test(atomic_file, a_device_is_written_through_not_replaced) {
   cr_assert_eq(stat(null, &st), 0);
   cr_assert(S_ISCHR(st.st_mode), "the device was replaced by a regular file");
   cr_assert_eq(ds_test_count_entries(dir), 2);
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(atomic_file, a_directory_is_refused) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   struct ds_err err = {0};
   cr_assert_eq(write_text(dir, "row\n", &err), DS_EIO);
   cr_assert(strstr(err.msg, "is a directory"), "%s", err.msg);
   cr_assert_eq(ds_test_count_entries(dir), 0);
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* The check every command runs on its outputs before any work. */
 Test(atomic_file, outputs_are_checked_before_the_work) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   struct ds_err err = {0};
   cr_assert_eq(ds_atomic_file_check("--trace", "", &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --trace: expected a value, got an empty string");
@@ -140,14 +134,14 @@ Test(atomic_file, outputs_are_checked_before_the_work) {
   cr_assert_eq(ds_atomic_file_check("--trace", path, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(ds_atomic_file_check("--trace", "-", &err), DS_OK);
   cr_assert_eq(ds_test_count_entries(dir), 0);
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* A process killed by SIGTERM in the middle of a write leaves no
  * "PATH.tmp.XXXXXX" behind, and still dies of SIGTERM. */
 Test(atomic_file, sigterm_during_a_write_removes_the_temporary_file) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(path, sizeof path, "%s/trace.csv", dir);
   pid_t pid = fork();
   cr_assert(pid >= 0);
@@ -164,14 +158,14 @@ Test(atomic_file, sigterm_during_a_write_removes_the_temporary_file) {
   cr_assert_eq(waitpid(pid, &ws, 0), pid);
   cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %d", ws);
   cr_assert_eq(ds_test_count_entries(dir), 0, "a temporary file was left behind");
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* Past a file-size limit (RLIMIT_FSIZE) the write fails with EFBIG instead
  * of SIGXFSZ killing the process: a located error, nothing left behind. */
 Test(atomic_file, a_file_size_limit_is_an_error_and_leaves_nothing) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(path, sizeof path, "%s/trace.csv", dir);
   pid_t pid = fork();
   cr_assert(pid >= 0);
@@ -189,7 +183,7 @@ Test(atomic_file, a_file_size_limit_is_an_error_and_leaves_nothing) {
   cr_assert_eq(waitpid(pid, &ws, 0), pid);
   cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
   cr_assert_eq(ds_test_count_entries(dir), 0, "a temporary file was left behind");
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* Registered outputs are committed together: a commit leaves the file
@@ -197,7 +191,7 @@ Test(atomic_file, a_file_size_limit_is_an_error_and_leaves_nothing) {
  * untouched), ds_atomic_file_finish(1) renames all, finish(0) removes all. */
 Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", a[300], b[300], buf[64];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(a, sizeof a, "%s/a.csv", dir);
   snprintf(b, sizeof b, "%s/b.csv", dir);
   struct ds_err err = {0};
@@ -219,7 +213,7 @@ Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
     cr_assert_eq(ds_test_count_entries(dir), 1 + commit, "a temporary file was left behind");
     unlink(b);
   }
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* A temporary file placed on a deferred target (gnuplot's picture) is
@@ -230,7 +224,7 @@ Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
  * the signal). */
 Test(atomic_file, placed_temporaries_leave_no_slot_behind) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300], path2[300], pic[300];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(path, sizeof path, "%s/trace.csv", dir);
   snprintf(path2, sizeof path2, "%s/schedule.csv", dir);
   snprintf(pic, sizeof pic, "%s/p.png", dir);
@@ -258,5 +252,5 @@ Test(atomic_file, placed_temporaries_leave_no_slot_behind) {
   cr_assert_eq(waitpid(pid, &ws, 0), pid);
   cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %d", ws);
   cr_assert_eq(ds_test_count_entries(dir), 0, "a temporary file was left behind");
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }

@@ -35,38 +35,18 @@
 #define OVERHEAD_NS 5000.0
 #define P_US 200.0 /* tests/data/tiny-host-topo.yaml's host_grad_copy */
 
-static char W[] = "enc.dense.weight", B[] = "enc.dense.bias", G[] = "enc.LayerNorm.weight",
-            POOL[] = "pooler.dense.weight";
+static char W[] = "enc.dense.weight"; /* a decayed weight's name, as the toy's first */
 
-struct toy {
-  struct ds_topo *t;
-  struct ds_compute c;
-  struct ds_param ps[4];
-  struct ds_model m;
-};
-
-static void toy_setup(struct toy *f, const char *topo) {
-  struct ds_err err = {0};
-  memset(f, 0, sizeof *f);
-  cr_assert_eq(ds_topo_load(topo, NULL, &f->t, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_compute_init(f->t, DS_DTYPE_FP32, DS_AMP_NONE, &f->c, &err), DS_OK, "%s",
-               err.msg);
-  f->c.params.kernel_overhead_ns = OVERHEAD_NS;
-  f->c.optimizer_loop = 1; /* as run_load.c sets it for bertadam */
-  char *names[4] = {W, B, G, POOL};
-  int64_t numel[4] = {1000000, 100000, 100000, 1000000};
-  for (int i = 0; i < 4; i++) f->ps[i] = (struct ds_param){.name = names[i], .numel = numel[i]};
-  f->m = (struct ds_model){.params = f->ps, .n_params = 4, .total_numel = 2200000,
-                           .optimizer = DS_OPT_BERTADAM};
+/* The toy (support.h) under --dtype fp32 and this file's optimizer. */
+static void toy_setup(struct ds_test_bert_toy *f, const char *topo) {
+  ds_test_bert_toy_setup(f, topo, DS_DTYPE_FP32, DS_OPT_BERTADAM, OVERHEAD_NS);
 }
-
-static void toy_teardown(struct toy *f) { ds_topo_free(f->t); }
 
 Test(bertadam, per_tensor_op_list) {
   /* optimization.py:146-171 with clip_grad_norm_ (8 kernels) in front;
    * PyTorch 2.x's clip_grad_norm_ (current rules) runs _foreach_norm's
    * zeros, launch and cleanup for 1.x's one norm: 2 more 0-d kernels */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   cr_assert_eq(ds_compute_bertadam_tensor_kernels(&f.c, 1), 20);
   cr_assert_eq(ds_compute_bertadam_tensor_kernels(&f.c, 0), 18);
@@ -82,11 +62,11 @@ Test(bertadam, per_tensor_op_list) {
   cr_assert_float_eq(ds_compute_step_bytes(&f.c, &f.m), 149600144 + 48, 1e-3);
   cr_assert_float_eq(ds_compute_step_ns(&f.c, &f.m), 429600.144 + 0.048 + 6 * OVERHEAD_NS,
                      1e-6);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(bertadam, toy_step_kernels_bytes_and_host_dispatches) {
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   cr_assert_eq(ds_compute_step_kernels(&f.c, &f.m), 56);
   cr_assert_eq(ds_compute_step_launches(&f.c, &f.m), 56);
@@ -111,11 +91,11 @@ Test(bertadam, toy_step_kernels_bytes_and_host_dispatches) {
   f.ps[1].name = W;
   cr_assert_eq(ds_compute_step_kernels(&f.c, &f.m), 58);
   cr_assert_float_eq(ds_compute_step_bytes(&f.c, &f.m), 149600144 + 2000000, 1e-3);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(bertadam, toy_clipper) {
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   double bytes;
   cr_assert_eq(ds_compute_clip_norm_launches(&f.c, &f.m), 3);
@@ -129,7 +109,7 @@ Test(bertadam, toy_clipper) {
   cr_assert_eq(ds_compute_clip_norm_launches(&f.c, &f.m), 0);
   cr_assert_float_eq(ds_compute_clip_scale_ns(&f.c, &f.m, &bytes), 0, 0);
   cr_assert_float_eq(bytes, 0, 0);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(bertadam, clipper_launches_follow_apex_limits) {
@@ -138,7 +118,7 @@ Test(bertadam, clipper_launches_follow_apex_limits) {
    * tensors: l2norm 110 + 20, 2 launches (+ fill and cleanup: 4); scale
    * 64 + 64 + 2, 3. One tensor of 320 x 65,536 + 1 elements: 321 chunks,
    * 2 launches of each. */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   struct ds_param many[130];
   for (int i = 0; i < 130; i++) many[i] = (struct ds_param){.name = W, .numel = 1000};
@@ -151,7 +131,7 @@ Test(bertadam, clipper_launches_follow_apex_limits) {
                         .optimizer = DS_OPT_BERTADAM};
   cr_assert_eq(ds_compute_clip_norm_launches(&f.c, &m), 4);
   cr_assert_eq(ds_compute_clip_scale_launches(&f.c, &m), 2);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(bertadam, clipper_list_in_param_group_order) {
@@ -165,7 +145,7 @@ Test(bertadam, clipper_list_in_param_group_order) {
    * launch, its last 40 and the 60 biases' 120 (61 tensors) end the
    * other: 2. l2norm (110 tensors): 480 blocks, 91 tensors, 2 launches
    * either way, + fill and cleanup. */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   static char bias[] = "l.bias";
   struct ds_param ps[91];
@@ -176,7 +156,7 @@ Test(bertadam, clipper_list_in_param_group_order) {
                        .total_numel = 9000000 + 300 * 65536, .optimizer = DS_OPT_BERTADAM};
   cr_assert_eq(ds_compute_clip_scale_launches(&f.c, &m), 2);
   cr_assert_eq(ds_compute_clip_norm_launches(&f.c, &m), 4);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(bertadam, host_ops_sync_between_norm_and_loop) {
@@ -185,7 +165,7 @@ Test(bertadam, host_ops_sync_between_norm_and_loop) {
    * for those kernels, the scale's launch (P) and its kernels, then the
    * loop's first launch (which the step's kernels wait for) and its other
    * 55 launches. */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-host-topo.yaml");
   struct ds_schedule_builder bd;
   int64_t first, tail;
@@ -217,20 +197,20 @@ Test(bertadam, host_ops_sync_between_norm_and_loop) {
   cr_assert_float_eq(o[6].dur_us, P_US, 1e-9);
   cr_assert_float_eq(o[7].dur_us, 55 * P_US, 1e-9);
   ds_schedule_free(s);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(bertadam, memory_state_and_temporaries) {
   /* next_m and next_v (2 states); the step's temporaries: `update`,
    * update_with_lr and its negation of the largest stepped-or-not tensor,
    * 3 x 1,000,000 x 4 B */
-  struct toy f;
+  struct ds_test_bert_toy f;
   toy_setup(&f, "tests/data/tiny-topo.yaml");
   cr_assert_eq(ds_optimizer_states(DS_OPT_BERTADAM), 2);
   cr_assert_str_eq(ds_optimizer_name(DS_OPT_BERTADAM), "bertadam");
   struct ds_memory_options mo = {.optimizer_loop = 1, .step_numel = 2200000};
   cr_assert_float_eq(ds_step_temporaries(&f.m, &f.c.precision, &mo), 12000000, 1e-3);
-  toy_teardown(&f);
+  ds_test_bert_toy_free(&f);
 }
 
 Test(bertadam, cli_runs_and_refuses) {

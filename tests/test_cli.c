@@ -17,8 +17,7 @@
 #include "traces/trace.h"
 
 Test(cli, design_card_example) {
-  struct ds_test_result r = ds_test_cli("--topo 4gpu.yaml --bucket-mb 25");
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  struct ds_test_result r = ds_test_cli_ok("--topo 4gpu.yaml --bucket-mb 25");
   const char *want[] = {"ddp: resnet50 on 4gpu (4 x A100-SXM4-80GB)",
                         "  iteration ", "    forward ", "    backward ",
                         "    optimizer ", "  communication ", "    exposed ",
@@ -29,8 +28,7 @@ Test(cli, design_card_example) {
 }
 
 Test(cli, csv_has_the_promised_columns_and_one_row_per_bucket_size) {
-  struct ds_test_result r = ds_test_cli("--topo 4gpu --bucket-mb 1,5,25 --format csv");
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  struct ds_test_result r = ds_test_cli_ok("--topo 4gpu --bucket-mb 1,5,25 --format csv");
   const char *cols[] = {"strategy", "model", "topology", "world_size", "batch_per_gpu",
                         "bucket_mb", "n_buckets", "iter_ms", "fwd_ms", "bwd_ms",
                         "step_ms", "comm_ms", "exposed_comm_ms", "overlap_pct",
@@ -52,8 +50,7 @@ Test(cli, csv_has_the_promised_columns_and_one_row_per_bucket_size) {
 }
 
 Test(cli, json_has_one_object_per_configuration) {
-  struct ds_test_result r = ds_test_cli("--topo 4gpu --bucket-mb 5,25 --format json");
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  struct ds_test_result r = ds_test_cli_ok("--topo 4gpu --bucket-mb 5,25 --format json");
   cr_assert_eq(r.out[0], '[');
   int objects = 0;
   for (const char *p = r.out; (p = strstr(p, "\"iter_ms\"")); p++) objects++;
@@ -63,8 +60,7 @@ Test(cli, json_has_one_object_per_configuration) {
 }
 
 Test(cli, model_names_are_looked_up_without_suffix) {
-  struct ds_test_result r = ds_test_cli("--topo dgx-a100 --model bert-base --format csv");
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  struct ds_test_result r = ds_test_cli_ok("--topo dgx-a100 --model bert-base --format csv");
   cr_assert(strstr(r.out, "ddp,bert-base,dgx-a100,"), "%s", r.out);
   ds_test_release(&r);
 }
@@ -75,8 +71,7 @@ Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
    * peak (at backward's start) grows by 0.0801 GiB per sample: 79.928215
    * GiB at batch 994 fits, 80.008339 GiB at 995 does not. Every row's
    * fits_memory must say peak_mem_gib <= gpu_mem_gib. */
-  struct ds_test_result r = ds_test_cli("--topo 4gpu --batch 993:996:1 --format csv");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  struct ds_test_result r = ds_test_cli_ok("--topo 4gpu --batch 993:996:1 --format csv");
   const char *want[] = {"yes", "yes", "no", "no"};
   for (int i = 0; i < 4; i++) {
     char fits[8];
@@ -88,19 +83,16 @@ Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
     cr_assert_eq(peak <= cap, strcmp(fits, "yes") == 0, "row %d: %g of %g", i, peak, cap);
   }
   ds_test_release(&r);
-  r = ds_test_cli("--topo 4gpu --batch 995 --format json");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 4gpu --batch 995 --format json");
   cr_assert(strstr(r.out, "\"fits_memory\": \"no\""), "%s", r.out);
   ds_test_release(&r);
   /* the text warning compares and says GiB on both sides; at batch 950
    * (76.40 GiB) it is silent, where the decimal 74.5 "GB" warned */
-  r = ds_test_cli("--topo 4gpu --batch 995");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 4gpu --batch 995");
   cr_assert(strstr(r.out, "warning: 80.01 GiB per GPU exceeds the A100-SXM4-80GB's 80.00 GiB of "
                           "memory"), "%s", r.out);
   ds_test_release(&r);
-  r = ds_test_cli("--topo 4gpu --batch 950");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 4gpu --batch 950");
   cr_assert_null(strstr(r.out, "warning:"), "%s", r.out);
   ds_test_release(&r);
 }
@@ -109,21 +101,16 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
   /* Expected, because a user's own file rarely sits beside a gpus.yaml:
    * the shipped table is found as data files are. */
   char dir[] = "/tmp/ddpsim-user-XXXXXX", path[256], args[512];
-  cr_assert(mkdtemp(dir) != NULL);
+  ds_test_make_dir(dir);
   snprintf(path, sizeof path, "%s/mine.yaml", dir);
   char *text = ds_test_slurp("topologies/4gpu.yaml");
-  FILE *fp = fopen(path, "w");
-  cr_assert(fp != NULL);
-  fputs(text, fp);
-  fclose(fp);
+  ds_test_write_file(path, text);
   free(text);
   snprintf(args, sizeof args, "--topo %s --format csv", path);
-  struct ds_test_result r = ds_test_cli(args);
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  struct ds_test_result r = ds_test_cli_ok(args);
   cr_assert(strstr(r.out, "ddp,resnet50,4gpu,A100-SXM4-80GB,"), "%s", r.out);
   ds_test_release(&r);
-  unlink(path);
-  rmdir(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* Tiny model on the tiny topology, worked by hand (tests/data/tiny-*.yaml):
@@ -138,10 +125,9 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
  * step 58.728448 us (the timeline in the test's comment). Each ring step
  * is rounded to the nanosecond, hence the 0.00001 ms tolerance. */
 Test(cli, tiny_iteration_matches_the_hand_computation) {
-  struct ds_test_result r = ds_test_cli(
+  struct ds_test_result r = ds_test_cli_ok(
       "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
       "--format csv");
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *row = strchr(r.out, '\n') + 1;
   char strategy[16], model[16], topo[16], gpu[16], dtype[8];
   int world, nb;
@@ -191,10 +177,9 @@ Test(cli, golden_tiny_run) {
    *   bin/ddpsim --topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml \
    *     --bucket-mb 1,25 --iters 3 > tests/golden/tiny.txt
    * only after checking the change against the hand computation above. */
-  struct ds_test_result r = ds_test_cli(
+  struct ds_test_result r = ds_test_cli_ok(
       "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
       "--bucket-mb 1,25 --iters 3");
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   char *golden = ds_test_slurp("tests/golden/tiny.txt");
   cr_assert_str_eq(r.out, golden);
   free(golden);
@@ -208,8 +193,7 @@ Test(cli, same_inputs_give_byte_identical_traces) {
     snprintf(args, sizeof args,
              "--topo 2node-ib --model bert-base --iters 3 --jitter 0.05 --seed 7 --trace %s/t%d.csv "
              "--schedule %s/s%d.csv", dir, i, dir, i);
-    struct ds_test_result r = ds_test_cli(args);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct ds_test_result r = ds_test_cli_ok(args);
     ds_test_release(&r);
   }
   char a[600], b[600];
@@ -236,20 +220,14 @@ Test(cli, same_inputs_give_byte_identical_traces) {
     cr_assert_leq(t->rows[i].start_ns, t->rows[i].end_ns);
   ds_schedule_free(s);
   ds_trace_free(t);
-  for (const char *f = "t0.csv\0t1.csv\0s0.csv\0s1.csv\0"; *f; f += strlen(f) + 1) {
-    snprintf(a, sizeof a, "%s/%s", dir, f);
-    unlink(a);
-  }
-  rmdir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(cli, help_and_version) {
-  struct ds_test_result r = ds_test_cli("--help");
-  cr_assert_eq(r.status, 0);
+  struct ds_test_result r = ds_test_cli_ok("--help");
   cr_assert(strstr(r.out, "usage: ddpsim --topo"));
   ds_test_release(&r);
-  r = ds_test_cli("--version");
-  cr_assert_eq(r.status, 0);
+  r = ds_test_cli_ok("--version");
   cr_assert(strstr(r.out, "ddpsim 0."));
   ds_test_release(&r);
 }
@@ -258,10 +236,7 @@ Test(cli, help_and_version) {
 static void put_file(const char *dir, const char *name, const char *text) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *fp = fopen(path, "w");
-  cr_assert(fp, "%s", path);
-  fputs(text, fp);
-  fclose(fp);
+  ds_test_write_file(path, text);
 }
 
 /* The text run of tiny-model's DDP on tiny-topo's 4 TestGPUs whose memory
@@ -278,12 +253,10 @@ static int warns_of_memory(const char *mem) {
            "    source: \"tests only\"\n", mem);
   put_file(dir, "gpus.yaml", gpus);
   snprintf(args, sizeof args, "--topo %s/t.yaml --model tests/data/tiny-model.yaml", dir);
-  struct ds_test_result r = ds_test_cli(args);
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  struct ds_test_result r = ds_test_cli_ok(args);
   int warned = strstr(r.out, "warning: ") && strstr(r.out, "of memory") != NULL;
   ds_test_release(&r);
-  snprintf(args, sizeof args, "rm -rf %s", dir);
-  cr_assert_eq(system(args), 0);
+  ds_test_remove_dir(dir);
   return warned;
 }
 
@@ -336,29 +309,24 @@ Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
    * and the collective table say so (revuser2 item 5); 12 ranks (8 + 4,
    * rails over 4 NICs), 16 (8 + 8) and one node's 8 do not. */
   struct ds_test_result r =
-      ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --world-size 8,9,12,16");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+      ds_test_cli_ok("--topo 2node-ib --model tests/data/tiny-model.yaml --world-size 8,9,12,16");
   const char *note = "  note: 9 ranks fill the nodes unevenly (8 + 1): the model runs one "
                      "ring in rank order";
   const char *at = strstr(r.out, note);
   cr_assert_not_null(at, "%s", r.out);
   cr_assert_null(strstr(at + strlen(note), "fill the nodes unevenly"), "one note: %s", r.out);
   ds_test_release(&r);
-  r = ds_test_cli("collective --topo 2node-ib -g 9 -b 1M -e 1M");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("collective --topo 2node-ib -g 9 -b 1M -e 1M");
   cr_assert(strstr(r.out, "\n# note: 9 ranks fill the nodes unevenly (8 + 1): "), "%s", r.out);
   ds_test_release(&r);
-  r = ds_test_cli("collective --topo 2node-ib -g 12 -b 1M -e 1M");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("collective --topo 2node-ib -g 12 -b 1M -e 1M");
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
   /* the note is about the ring: none over a tree (revlate 3) */
-  r = ds_test_cli("collective --topo 2node-ib -g 9 --algo tree -b 1M -e 1M");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("collective --topo 2node-ib -g 9 --algo tree -b 1M -e 1M");
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
-  r = ds_test_cli("collective --topo 2node-ib -g 16 -b 1M -e 1M");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("collective --topo 2node-ib -g 16 -b 1M -e 1M");
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
 }
@@ -375,8 +343,7 @@ Test(cli, the_interference_line_is_the_traces_slowdown) {
   snprintf(path, sizeof path, "%s/t.csv", dir);
   snprintf(args, sizeof args, "--topo 2node-ib --model tests/data/tiny-model.yaml --trace %s",
            path);
-  struct ds_test_result r = ds_test_cli(args);
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  struct ds_test_result r = ds_test_cli_ok(args);
   const char *line = strstr(r.out, "\n    interference ");
   cr_assert_not_null(line, "%s", r.out);
   double shown = strtod(line + strlen("\n    interference "), NULL);
@@ -404,20 +371,16 @@ Test(cli, the_interference_line_is_the_traces_slowdown) {
                      sum_us / 1e3);
   free(csv);
   ds_test_release(&r);
-  unlink(path);
-  rmdir(dir);
+  ds_test_remove_dir(dir);
   /* the CSV's interference_ms is the same sum, to the ns */
-  r = ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --format csv");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 2node-ib --model tests/data/tiny-model.yaml --format csv");
   double col = ds_test_csv_num(r.out, "interference_ms", 0);
   cr_assert_float_eq(col, sum_us / 1e3, rows * 1e-6, "%g vs %g ms", col, sum_us / 1e3);
   ds_test_release(&r);
-  r = ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
   cr_assert_null(strstr(r.out, "interference"), "%s", r.out);
   ds_test_release(&r);
-  r = ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring --format csv");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring --format csv");
   cr_assert_float_eq(ds_test_csv_num(r.out, "interference_ms", 0), 0, 0, "%s", r.out);
   ds_test_release(&r);
 }
@@ -428,29 +391,25 @@ Test(cli, the_interference_line_is_the_traces_slowdown) {
  * refused as --samples is (nothing random to seed), exit 2. */
 Test(cli, one_jittered_sample_prints_no_percentiles_and_a_lone_seed_is_refused) {
   struct ds_test_result r =
-      ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+      ds_test_cli_ok("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1");
   cr_assert(strstr(r.out, "\n    jitter       CV 0.1, one sample: the iteration above "
                           "(--samples N for p50/p95/p99)\n"), "%s", r.out);
   cr_assert_null(strstr(r.out, "p50/p95/p99  "), "%s", r.out);
   ds_test_release(&r);
-  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3");
   cr_assert(strstr(r.out, "\n    p50/p95/p99  ") &&
                 strstr(r.out, "(3 samples, jitter CV 0.1; every other time: seed 1's)\n"),
             "%s", r.out);
   ds_test_release(&r);
   /* the other times are the first sample's, whose seed is --seed */
-  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3 "
-                  "--seed 7");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3 "
+                     "--seed 7");
   cr_assert(strstr(r.out, "(3 samples, jitter CV 0.1; every other time: seed 7's)\n"), "%s",
             r.out);
   ds_test_release(&r);
   /* a sweep's CV 0 row draws nothing: its three samples are one timeline,
    * so it prints no percentiles and does not ask for more samples */
-  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --samples 3");
-  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = ds_test_cli_ok("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --samples 3");
   cr_assert(strstr(r.out, "\n    jitter       CV 0: no draws, every sample the iteration above\n"),
             "%s", r.out);
   cr_assert_null(strstr(r.out, "(3 samples, jitter CV 0;"), "%s", r.out);

@@ -42,8 +42,7 @@ Test(collbench, table_is_the_ring_closed_form_on_a_uniform_ring) {
    * Expected, because T = 2(N-1) alpha + 2(N-1)/N S/B, to within the
    * half-nanosecond rounding of each of the 2(N-1) steps. */
   struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml -b 8 -e 1G -f 8 --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo tests/data/ring8.yaml -b 8 -e 1G -f 8 --format csv");
   struct csv_row rows[32];
   int n = parse_rows(o.text, rows, 32);
   cr_assert_eq(n, 10, "%s", o.text); /* 8 B .. 1 GiB by 8x */
@@ -60,8 +59,7 @@ Test(collbench, busbw_never_exceeds_the_bottleneck_and_reaches_it) {
   /* Expected, because each rank sends 2(N-1)/N S bytes through its 12.5 GB/s
    * link: busbw = that / T <= 12.5, and the latency term vanishes at 1 GiB. */
   struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml -b 1K -e 1G -f 4 --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo tests/data/ring8.yaml -b 1K -e 1G -f 4 --format csv");
   struct csv_row rows[32];
   int n = parse_rows(o.text, rows, 32);
   cr_assert_gt(n, 5);
@@ -73,8 +71,7 @@ Test(collbench, busbw_never_exceeds_the_bottleneck_and_reaches_it) {
 Test(collbench, fewer_ranks_with_g) {
   /* -g 4: the first four GPUs; same formula with N = 4. */
   struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml -g 4 -b 100M -e 100M --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo tests/data/ring8.yaml -g 4 -b 100M -e 100M --format csv");
   struct csv_row rows[4];
   cr_assert_eq(parse_rows(o.text, rows, 4), 1);
   cr_assert_eq(rows[0].nranks, 4);
@@ -85,8 +82,7 @@ Test(collbench, fewer_ranks_with_g) {
 
 Test(collbench, json_has_one_object_per_size) {
   struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml -b 1M -e 4M --format json");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo tests/data/ring8.yaml -b 1M -e 4M --format json");
   cr_assert(strncmp(o.text, "[\n", 2) == 0 && strstr(o.text, "\n]\n"), "%s", o.text);
   int objects = 0;
   for (const char *p = o.text; (p = strstr(p, "\"op\": \"allreduce\"")); p++) objects++;
@@ -126,8 +122,7 @@ Test(collbench, unknown_architecture_falls_back_and_says_so) {
    * ring (proto none, the closed form above) and the header says why; an
    * explicit protocol is a usage error naming --proto. */
   struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M");
   cr_assert(strstr(o.text, "unknown architecture") && strstr(o.text, "plain ring"), "%s",
             o.text);
   /* the line names the flag that asked for auto, as the first line does
@@ -137,18 +132,15 @@ Test(collbench, unknown_architecture_falls_back_and_says_so) {
                                "--algo auto runs the plain ring (proto none)\n"),
             "%s", o.text);
   free(o.text);
-  o = ds_test_collective_run("--topo tests/data/ring8.yaml --op broadcast --algo auto -b 1M -e 1M");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  o = ds_test_collective_ok("--topo tests/data/ring8.yaml --op broadcast --algo auto -b 1M -e 1M");
   cr_assert(strstr(o.text, "; --algo auto runs the plain ring (proto none)\n"), "%s", o.text);
   free(o.text);
-  o = ds_test_collective_run("--topo tests/data/ring8.yaml --algo tree --proto auto -b 1M -e 1M");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  o = ds_test_collective_ok("--topo tests/data/ring8.yaml --algo tree --proto auto -b 1M -e 1M");
   cr_assert(strstr(o.text, "# ddpsim collective: allreduce, algo tree, 8 ranks") &&
                 strstr(o.text, "; --proto auto runs the plain tree (proto none)\n"),
             "%s", o.text);
   free(o.text);
-  o = ds_test_collective_run("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M --format csv");
-  cr_assert_eq(o.st, DS_OK);
+  o = ds_test_collective_ok("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M --format csv");
   struct csv_row rows[2];
   cr_assert_eq(parse_rows(o.text, rows, 2), 1); /* allreduce,ring,none,... */
   free(o.text);
@@ -183,8 +175,7 @@ Test(collbench, every_op_closed_form_and_bus_factor) {
              "--format csv", cases[i].op,
              strcmp(cases[i].algo, "p2p") == 0 || strcmp(cases[i].op, "broadcast") == 0 ||
              strcmp(cases[i].op, "reduce") == 0 ? " --root 3" : "");
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", cases[i].op, o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     snprintf(prefix, sizeof prefix, "%s,%s,none,", cases[i].op, cases[i].algo);
     const char *row = strchr(o.text, '\n');
     cr_assert(row != NULL && strncmp(row + 1, prefix, strlen(prefix)) == 0, "%s", o.text);
@@ -213,8 +204,7 @@ Test(collbench, the_plain_chain_cuts_whole_512k_pieces_and_a_last_of_the_rest) {
     char args[160];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s -b 1500000 -e 1500000 "
              "--format csv", ops[i]);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", ops[i], o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     double t = ds_test_csv_num(o.text, "time_us", 0);
     cr_assert_leq(fabs(t - 385.65824), 0.002, "%s: %g us", ops[i], t);
     free(o.text);
@@ -237,8 +227,7 @@ Test(collbench, broadcast_and_reduce_never_get_faster_with_size) {
       char args[200];
       snprintf(args, sizeof args, "--topo %s --op %s -b 256K -e 8M -f 1.03 --format csv",
                topos[k], ops[i]);
-      struct ds_test_output o = ds_test_collective_run(args);
-      cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+      struct ds_test_output o = ds_test_collective_ok(args);
       double prev = 0, prev_size = 0;
       int rows = -1; /* the header line */
       for (const char *c = o.text; *c; c++) rows += *c == '\n';
@@ -269,8 +258,7 @@ Test(collbench, all_gather_and_reduce_scatter_pay_their_own_slice_syncs) {
       char args[200];
       snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op %s --proto Simple "
                "--nccl-extra %s -b 1G -e 1G --format csv", ops[i], x ? "none" : "measured");
-      struct ds_test_output o = ds_test_collective_run(args);
-      cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+      struct ds_test_output o = ds_test_collective_ok(args);
       t[x] = ds_test_csv_num(o.text, "time_us", 0);
       free(o.text);
     }
@@ -280,8 +268,7 @@ Test(collbench, all_gather_and_reduce_scatter_pay_their_own_slice_syncs) {
 
 Test(collbench, text_header_names_the_op_and_root) {
   struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml --op scatter --root 5 -b 1M -e 1M");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo tests/data/ring8.yaml --op scatter --root 5 -b 1M -e 1M");
   cr_assert(strstr(o.text, "# ddpsim collective: scatter, algo p2p, 8 ranks on ring8"),
             "%s", o.text);
   cr_assert(strstr(o.text, "root 5"), "%s", o.text);
@@ -311,8 +298,7 @@ Test(collbench, text_header_names_the_algorithm_and_the_collective_model) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char args[128];
     snprintf(args, sizeof args, "--topo 2node-ib -b 1M -e 1M %s", cases[i].args);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     cr_assert(strstr(o.text, cases[i].line), "%s:\n%s", args, o.text);
     cr_assert_eq(strstr(o.text, note) != NULL, cases[i].note, "%s:\n%s", args, o.text);
     free(o.text);
@@ -353,8 +339,7 @@ Test(collbench, every_algorithm_stays_under_its_bound_and_names_itself) {
     snprintf(args, sizeof args,
              "--topo tests/data/ring8.yaml --algo %s -b 1K -e 256M -f 16 --format csv",
              algos[a]);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", algos[a], o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     struct algo_row rows[16];
     int n = parse_algo_rows(o.text, rows, 16);
     cr_assert_eq(n, 5); /* 1K .. 64M by 16x */
@@ -369,10 +354,9 @@ Test(collbench, every_algorithm_stays_under_its_bound_and_names_itself) {
   /* NVLS reduces in the switch: its busbw passes the link (476 GB/s in
    * NCCL's model on a 450 GB/s link) but each GPU still sends and receives
    * S through its link: algbw <= 450 GB/s. */
-  struct ds_test_output o = ds_test_collective_run(
+  struct ds_test_output o = ds_test_collective_ok(
       "--topo topologies/dgx-h100.yaml --algo nvls -b 1M -e 8G -f 8 "
       "--format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct algo_row rows[16];
   int n = parse_algo_rows(o.text, rows, 16);
   cr_assert_eq(n, 5);
@@ -386,9 +370,8 @@ Test(collbench, every_algorithm_stays_under_its_bound_and_names_itself) {
   /* Across nodes NVLS is NVLSTree: on 2 nodes each of a node's K = 8 NICs
    * (50 GB/s) carries S/K each way (up in one tree of its rail, down in
    * the other), so algbw <= 8 x 50 = 400 GB/s. */
-  o = ds_test_collective_run(
+  o = ds_test_collective_ok(
       "--topo topologies/2node-ib.yaml --algo nvls -b 1M -e 8G -f 8 --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   n = parse_algo_rows(o.text, rows, 16);
   cr_assert_eq(n, 5);
   for (int i = 0; i < n; i++) {
@@ -407,9 +390,8 @@ Test(collbench, alpha_beta_says_its_busbw_may_pass_the_links) {
    * 2 x 7/8 x 80 MB / T = 87.3 GB/s, seven times the link. The ring (one
    * flow per link at a time) is the same as under max-min. The text header
    * says so under alpha-beta, and only there. */
-  struct ds_test_output o = ds_test_collective_run("--topo tests/data/ring8.yaml --algo direct --net alpha-beta "
+  struct ds_test_output o = ds_test_collective_ok("--topo tests/data/ring8.yaml --algo direct --net alpha-beta "
                         "-b 80000000 -e 80000000 --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct algo_row rows[4];
   cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1, "%s", o.text);
   cr_assert_leq(fabs(rows[0].time_us - 1604.0), 0.01, "%g", rows[0].time_us);
@@ -420,8 +402,7 @@ Test(collbench, alpha_beta_says_its_busbw_may_pass_the_links) {
     char args[160];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --algo direct --net %s -b 1M -e 1M",
              nets[k]);
-    o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    o = ds_test_collective_ok(args);
     const char *note = strstr(o.text, "# note: --net alpha-beta gives every flow");
     if (k == 0) {
       cr_assert_not_null(note, "%s", o.text);
@@ -438,10 +419,9 @@ Test(collbench, auto_names_nccls_algorithm_per_size) {
    * 25 us) and NVLS at 1 GiB (272 GB/s of algorithm bandwidth against the
    * ring's 205.7); test_nccl_model.c checks the choice against the formula
    * at more sizes. The text table and the csv say so. */
-  struct ds_test_output o = ds_test_collective_run(
+  struct ds_test_output o = ds_test_collective_ok(
       "--topo topologies/dgx-h100.yaml --algo auto -b 1K -e 1G -f 1024 "
       "--format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct algo_row rows[4];
   cr_assert_eq(parse_algo_rows(o.text, rows, 4), 3);
   cr_assert_str_eq(rows[0].algo, "ring");
@@ -449,27 +429,23 @@ Test(collbench, auto_names_nccls_algorithm_per_size) {
   cr_assert_str_eq(rows[2].algo, "nvls");
   cr_assert_str_eq(rows[2].proto, "Simple");
   free(o.text);
-  o = ds_test_collective_run("--topo topologies/dgx-h100.yaml --algo auto -b 1G -e 1G");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  o = ds_test_collective_ok("--topo topologies/dgx-h100.yaml --algo auto -b 1G -e 1G");
   cr_assert(strstr(o.text, " nvls Simple   8 "), "%s", o.text);
   cr_assert_null(strstr(o.text, "nvls_tree"), "one node: plain NVLS\n%s", o.text);
   free(o.text);
   /* Across nodes NCCL's NVLS is NVLSTree (nccl_model.h): 2node-ib's 256 MiB
    * picks it; the text table says nvls_tree, the CSV keeps --algo's nvls. */
-  o = ds_test_collective_run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  o = ds_test_collective_ok("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M");
   cr_assert(strstr(o.text, " nvls_tree Simple   8 "), "%s", o.text);
   free(o.text);
-  o = ds_test_collective_run(
+  o = ds_test_collective_ok(
       "--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1);
   cr_assert_str_eq(rows[0].algo, "nvls");
   free(o.text);
   /* Asked for explicitly, tree runs with NCCL's protocol choice for it. */
-  o = ds_test_collective_run(
+  o = ds_test_collective_ok(
       "--topo topologies/dgx-h100.yaml --algo tree --proto auto -b 1G -e 1G --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1);
   cr_assert_str_eq(rows[0].algo, "tree");
   cr_assert_str_eq(rows[0].proto, "Simple");
@@ -482,8 +458,7 @@ Test(collbench, every_algorithm_is_deterministic) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/2node-ib.yaml --algo %s -b 1K -e 64M -f 32 "
              "--format csv", algos[a]);
-    struct ds_test_output x = ds_test_collective_run(args), y = ds_test_collective_run(args);
-    cr_assert_eq(x.st, DS_OK, "%s: %s", algos[a], x.err.msg);
+    struct ds_test_output x = ds_test_collective_ok(args), y = ds_test_collective_run(args);
     cr_assert_str_eq(x.text, y.text, "%s", algos[a]);
     free(x.text);
     free(y.text);
@@ -497,8 +472,7 @@ Test(collbench, reduce_broadcast_takes_a_root) {
     char args[256];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --algo reduce-broadcast "
              "--root %d -b 1000000 -e 1000000 --format csv", root);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     struct algo_row rows[2];
     cr_assert_eq(parse_algo_rows(o.text, rows, 2), 1);
     cr_assert_float_eq(rows[0].time_us, 1124.0, 1e-3, "%g", rows[0].time_us);
@@ -521,15 +495,13 @@ Test(collbench, text_table_closes_with_the_mean_bus_bandwidth) {
   const char *args = "--topo tests/data/ring8.yaml -b 1M -e 4M";
   char csv_args[256];
   snprintf(csv_args, sizeof csv_args, "%s --format csv", args);
-  struct ds_test_output c = ds_test_collective_run(csv_args);
-  cr_assert_eq(c.st, DS_OK, "%s", c.err.msg);
+  struct ds_test_output c = ds_test_collective_ok(csv_args);
   struct csv_row rows[8];
   int n = parse_rows(c.text, rows, 8);
   cr_assert_eq(n, 3);
   double mean = (rows[0].busbw + rows[1].busbw + rows[2].busbw) / 3;
   cr_assert_null(strstr(c.text, "Avg bus"), "%s", c.text);
-  struct ds_test_output t = ds_test_collective_run(args);
-  cr_assert_eq(t.st, DS_OK, "%s", t.err.msg);
+  struct ds_test_output t = ds_test_collective_ok(args);
   const char *line = strstr(t.text, "# Avg bus bandwidth    : ");
   cr_assert_not_null(line, "%s", t.text);
   double avg;

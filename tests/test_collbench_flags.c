@@ -136,9 +136,8 @@ Test(collbench, algo_and_proto_flags) {
   }
   /* --algo ring keeps the plain ring unless a protocol is asked for; the
    * text table then names what ran per row. */
-  struct ds_test_output o = ds_test_collective_run(
+  struct ds_test_output o = ds_test_collective_ok(
       "--topo topologies/dgx-a100.yaml --algo ring --proto auto -b 1G -e 1G");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, " ring Simple  12 "), "%s", o.text);
   free(o.text);
 }
@@ -149,19 +148,12 @@ Test(collbench, algo_and_proto_flags) {
  * one option: giving both is the repeat the check exists to refuse, not a
  * silent overwrite by the last (base/cli.h alias_of). */
 Test(collbench, an_alias_and_its_flag_are_one_option) {
-  struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml -b 8 --minbytes 16");
-  cr_assert_eq(o.st, DS_EUSAGE);
-  cr_assert_str_eq(o.err.msg, "option --minbytes given twice (as -b and --minbytes)");
-  free(o.text);
-  o = ds_test_collective_run("--topo tests/data/ring8.yaml --ranks 2 -g 4");
-  cr_assert_eq(o.st, DS_EUSAGE);
-  cr_assert_str_eq(o.err.msg, "option --ranks given twice (as --ranks and -g)");
-  free(o.text);
-  o = ds_test_collective_run("--topo tests/data/ring8.yaml -e 1K -e 2K");
-  cr_assert_eq(o.st, DS_EUSAGE);
-  cr_assert_str_eq(o.err.msg, "option -e given twice");
-  free(o.text);
+  ds_test_collective_usage_error("--topo tests/data/ring8.yaml -b 8 --minbytes 16",
+                                 "option --minbytes given twice (as -b and --minbytes)");
+  ds_test_collective_usage_error("--topo tests/data/ring8.yaml --ranks 2 -g 4",
+                                 "option --ranks given twice (as --ranks and -g)");
+  ds_test_collective_usage_error("--topo tests/data/ring8.yaml -e 1K -e 2K",
+                                 "option -e given twice");
 }
 
 /* "--flag=value" as ddpsim itself reads it (base/cli.h
@@ -178,19 +170,12 @@ Test(collbench, a_long_flag_takes_its_value_after_an_equals_sign) {
   cr_assert_str_eq(joined.text, apart.text);
   free(apart.text);
   free(joined.text);
-  struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/ring8.yaml --op=allreduce --op broadcast");
-  cr_assert_eq(o.st, DS_EUSAGE);
-  cr_assert_str_eq(o.err.msg, "option --op given twice");
-  free(o.text);
-  o = ds_test_collective_run("--topo tests/data/ring8.yaml --help=1");
-  cr_assert_eq(o.st, DS_EUSAGE);
-  cr_assert_str_eq(o.err.msg, "option --help takes no value");
-  free(o.text);
-  o = ds_test_collective_run("--topo tests/data/ring8.yaml --colour=red");
-  cr_assert_eq(o.st, DS_EUSAGE);
-  cr_assert_str_eq(o.err.msg, "unknown option \"--colour=red\" (see ddpsim collective --help)");
-  free(o.text);
+  ds_test_collective_usage_error("--topo tests/data/ring8.yaml --op=allreduce --op broadcast",
+                                 "option --op given twice");
+  ds_test_collective_usage_error("--topo tests/data/ring8.yaml --help=1",
+                                 "option --help takes no value");
+  ds_test_collective_usage_error("--topo tests/data/ring8.yaml --colour=red",
+                                 "unknown option \"--colour=red\" (see ddpsim collective --help)");
 }
 
 /* A refusal prints nothing on stdout, in every format: the table is
@@ -260,8 +245,7 @@ Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -b 1M -e 1M %s", accepted[i]);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     free(o.text);
   }
   /* TestGPU: auto falls back to the plain ring, which the chunks cut */
@@ -312,8 +296,7 @@ Test(collbench, an_unknown_op_is_named_with_the_nearest_known_one) {
  * refused later as one rank); 1 gets the one-rank reason, under either
  * spelling, before the topology is read. */
 Test(collbench, ranks_from_2_as_the_help_says) {
-  struct ds_test_output help = ds_test_collective_run("--help");
-  cr_assert_eq(help.st, DS_OK);
+  struct ds_test_output help = ds_test_collective_ok("--help");
   cr_assert(strstr(help.text, "ranks, on the first N GPUs, 2 or more"), "%s", help.text);
   free(help.text);
   const char *out_of_range[] = {"-g 0", "-g -3", "--ranks 1048577", "-g x"};

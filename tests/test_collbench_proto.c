@@ -57,8 +57,7 @@ Test(collbench, each_protocol_closed_form_on_dgx_a100) {
     snprintf(args, sizeof args,
              "--topo topologies/dgx-a100.yaml --proto %s --nccl-extra none -b 1K -e 1G "
              "-f 32 --format csv", protos[p]);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     struct nccl_row rows[16];
     int n = parse_nccl_rows(o.text, rows, 16);
     cr_assert_eq(n, 5);
@@ -76,11 +75,9 @@ Test(collbench, aggregate_agrees_with_flow_under_a_protocol) {
   /* Uniform ring: the aggregated execution gives the per-flow answer. */
   const char *base = "--topo topologies/dgx-a100.yaml --algo auto -b 4K -e 1G -f 64 --format csv";
   char args[256];
-  struct ds_test_output a = ds_test_collective_run(base);
+  struct ds_test_output a = ds_test_collective_ok(base);
   snprintf(args, sizeof args, "%s --coll-model aggregate", base);
-  struct ds_test_output b = ds_test_collective_run(args);
-  cr_assert_eq(a.st, DS_OK);
-  cr_assert_eq(b.st, DS_OK);
+  struct ds_test_output b = ds_test_collective_ok(args);
   struct nccl_row ra[16], rb[16];
   int n = parse_nccl_rows(a.text, ra, 16);
   cr_assert_eq(parse_nccl_rows(b.text, rb, 16), n);
@@ -100,13 +97,11 @@ Test(collbench, blackwell_auto_picks_nccls_choice) {
    * tests/test_nccl_model.c works out by hand; the nccl column is NCCL's
    * prediction (308.40 us at 128 MiB). */
   struct ds_test_output o =
-      ds_test_collective_run("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128");
   cr_assert(strstr(o.text, "model: Blackwell") && !strstr(o.text, "plain ring"), "%s", o.text);
   free(o.text);
-  o = ds_test_collective_run(
+  o = ds_test_collective_ok(
       "--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128 --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   const char *first = strchr(o.text, '\n') + 1, *second = strchr(first, '\n') + 1;
   cr_assert(strncmp(first, "allreduce,ring,LL,8,1048576,", 28) == 0, "%s", o.text);
   cr_assert(strncmp(second, "allreduce,nvls,Simple,8,134217728,", 34) == 0, "%s", o.text);
@@ -127,14 +122,12 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
    * The header names the set whenever one is given, even one naming every
    * protocol (it once said nothing there, though LL128 then ran). */
   struct ds_test_output o =
-      ds_test_collective_run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+      ds_test_collective_ok("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K");
   cr_assert(strstr(o.text, "# LL128 off: NCCL enables it by default only over NVLink"), "%s",
             o.text);
   free(o.text);
-  o = ds_test_collective_run(
+  o = ds_test_collective_ok(
       "--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --proto LL,LL128,Simple");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_null(strstr(o.text, "# LL128 off"), "%s", o.text);
   cr_assert(strstr(o.text, "\n# --proto LL,LL128,Simple: NCCL's choice per size among these "
                            "protocols only (NCCL_PROTO)\n"),
@@ -149,8 +142,7 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
     snprintf(args, sizeof args,
              "--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --format csv %s",
              cases[i][0]);
-    o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    o = ds_test_collective_ok(args);
     const char *first = strchr(o.text, '\n') + 1;
     cr_assert(strncmp(first, cases[i][1], strlen(cases[i][1])) == 0, "%s: %s", args, o.text);
     free(o.text);
@@ -200,9 +192,8 @@ Test(collbench, dgx1_tree_chains_stay_on_nvlink_across_nodes) {
    * = NCCL's time less its latency 8.4 + 2 (7 x 4.0 + 1 x 14.0) = 92.4 us
    * (Tree/Simple baseLat, NVLink and network hwLat). Expected, because
    * every chain hop then moves faster than the cap. */
-  struct ds_test_output o = ds_test_collective_run("--topo validation/topologies/dgx1-v100-2node.yaml --algo tree "
+  struct ds_test_output o = ds_test_collective_ok("--topo validation/topologies/dgx1-v100-2node.yaml --algo tree "
                         "--proto Simple --nccl-extra none -b 1G -e 1G --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct op_row rows[2];
   cr_assert_eq(parse_op_rows(o.text, rows, 2), 1, "%s", o.text);
   double nccl = atof(rows[0].pred), expect = nccl + 15.0 / 256 * (nccl - 92.4);
@@ -221,8 +212,7 @@ Test(collbench, alltoall_and_sendrecv_closed_forms) {
     char args[256];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s -b 1M -e 1G -f 32 "
              "--format csv", ops[k]);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     struct op_row rows[8];
     int n = parse_op_rows(o.text, rows, 8);
     cr_assert_eq(n, 3, "%s", o.text);
@@ -245,10 +235,9 @@ Test(collbench, p2p_protocols_follow_nccl_thresholds) {
   /* dgx-a100, --proto auto: NCCL's p2p runs LL while a transfer is at most
    * 16 KiB per channel (alltoall's transfer is S/8), Simple above; NCCL has
    * no p2p cost model, so no prediction column. */
-  struct ds_test_output o = ds_test_collective_run(
+  struct ds_test_output o = ds_test_collective_ok(
       "--topo topologies/dgx-a100.yaml --op alltoall --proto auto -b 8K "
       "-e 1G -f 128 --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct op_row rows[8];
   int n = parse_op_rows(o.text, rows, 8);
   cr_assert_eq(n, 3, "%s", o.text); /* 8K (1 KiB per transfer), 1M, 128M */
@@ -256,10 +245,9 @@ Test(collbench, p2p_protocols_follow_nccl_thresholds) {
   cr_assert_str_eq(rows[n - 1].proto, "Simple");
   for (int i = 0; i < n; i++) cr_assert_str_eq(rows[i].pred, "");
   free(o.text);
-  o = ds_test_collective_run(
+  o = ds_test_collective_ok(
       "--topo topologies/dgx-a100.yaml --op sendrecv --proto Simple -b 8 -e 8 "
       "--format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_eq(parse_op_rows(o.text, rows, 8), 1);
   cr_assert_str_eq(rows[0].proto, "Simple");
   free(o.text);
@@ -270,10 +258,9 @@ Test(collbench, allgather_under_protocols_prints_nccls_prediction) {
    * prediction in the last column, LL at 1 KiB and Simple at 1 GiB, and the
    * simulated time never below NCCL's own (the simulation adds the measured
    * launch and ramp to the same start). */
-  struct ds_test_output o = ds_test_collective_run(
+  struct ds_test_output o = ds_test_collective_ok(
       "--topo topologies/dgx-a100.yaml --op allgather --proto auto -b 1K "
       "-e 1G -f 1024 --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct op_row rows[8];
   int n = parse_op_rows(o.text, rows, 8);
   cr_assert_eq(n, 3, "%s", o.text);
@@ -340,8 +327,7 @@ Test(collbench, broadcast_and_reduce_under_ll_closed_form_on_dgx_a100) {
       char args[256];
       snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op %s --proto LL "
                "--nccl-extra none -b %.0f -e %.0f --format csv", ops[k], sizes[i], sizes[i]);
-      struct ds_test_output o = ds_test_collective_run(args);
-      cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+      struct ds_test_output o = ds_test_collective_ok(args);
       struct chain_row r;
       cr_assert_eq(parse_chain_rows(o.text, &r, 1), 1);
       cr_assert_str_eq(r.algo, "ring");
@@ -385,8 +371,7 @@ Test(collbench, a_chain_forwards_ll_per_line_and_ll128_per_warp_slice) {
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -g 4 --op broadcast --proto %s "
              "--nccl-extra none -b %.0f -e %.0f --format csv", cases[i].proto, cases[i].bytes,
              cases[i].bytes);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     struct chain_row r;
     cr_assert_eq(parse_chain_rows(o.text, &r, 1), 1);
     cr_assert_str_eq(r.proto, cases[i].proto);
@@ -408,8 +393,7 @@ Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op broadcast %s -b 512K "
              "-e 1M --format csv", variants[v]);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     struct chain_row r[4];
     cr_assert_eq(parse_chain_rows(o.text, r, 4), 2);
     cr_assert_str_eq(r[0].proto, "LL");     /* 524288 B */
@@ -421,9 +405,8 @@ Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
     cr_assert_eq(r[1].channels, 11);
     free(o.text);
   }
-  struct ds_test_output o = ds_test_collective_run(
+  struct ds_test_output o = ds_test_collective_ok(
       "--topo topologies/dgx-a100.yaml --op reduce -b 1M -e 1M --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "reduce,ring,none,8,1048576,"),
             "%s", o.text);
   free(o.text);
@@ -444,8 +427,7 @@ Test(collbench, a_protocol_set_is_nccls_choice_among_its_protocols) {
     char args[256], prefix[64];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --algo ring --proto %s "
              "-b 8M -e 8M --format csv", flags[i][0]);
-    struct ds_test_output o = ds_test_collective_run(args);
-    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    struct ds_test_output o = ds_test_collective_ok(args);
     snprintf(prefix, sizeof prefix, "\nallreduce,ring,%s,8,8388608,", flags[i][1]);
     const char *row = strstr(o.text, prefix);
     cr_assert(row != NULL, "%s: %s", args, o.text);
@@ -465,10 +447,9 @@ Test(collbench, without_p2p_the_channel_cap_binds_on_the_shared_uplink) {
    * 5.7 + 2(N-1)/N * S / 5 GB/s = 19.8 us + 214748.3648 us at S = 1 GiB.
    * (With the hop alone searched, 12 GB/s, the 8 GB/s share bound:
    * 134237.5 us.) */
-  struct ds_test_output o = ds_test_collective_run(
+  struct ds_test_output o = ds_test_collective_ok(
       "--topo tests/data/pcie2-nop2p-v100.yaml --algo auto --proto Simple "
       "-b 1G -e 1G --nccl-extra none --format csv");
-  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct nccl_row rows[2];
   cr_assert_eq(parse_nccl_rows(o.text, rows, 2), 1, "%s", o.text);
   cr_assert_eq(rows[0].channels, 1);

@@ -102,7 +102,7 @@ Test(host_ops, gpu_bound_iteration_hides_the_host) {
    * the kernel ahead of it, so the iteration is l0's launch (2 ops) and
    * the kernels: 20 + 400 + 2 + 800 + 58.728 us. */
   char dir[] = "/tmp/ddpsim-hostops-XXXXXX", path[512], args[1024];
-  cr_assert(mkdtemp(dir));
+  ds_test_make_dir(dir);
   ds_test_write_topo(dir, "tests/data/tiny-hostops-topo.yaml", "  host_op:",
                      "  host_op: 10us\n  host_cast: 10us\n  host_node: 10us\n", path,
                      sizeof path);
@@ -110,8 +110,7 @@ Test(host_ops, gpu_bound_iteration_hides_the_host) {
            "--topo %s/t.yaml --model tests/data/tiny-model-host.yaml --strategy single "
            "--format csv", dir);
   cr_assert_float_eq(iter_us(args), 20 + 400 + 2 + 800 + STEP_US, 1e-3);
-  snprintf(args, sizeof args, "rm -rf %s", dir);
-  cr_assert_eq(system(args), 0);
+  ds_test_remove_dir(dir);
 }
 
 Test(host_ops, a_model_without_counts_keeps_the_per_layer_rule) {
@@ -156,8 +155,20 @@ static void host_ops_in(const char *model, const char *dir, const char *args, do
   ds_schedule_free(s);
 }
 
-static void host_ops_of(const char *dir, const char *args, double fwd[3], double bwd[3]) {
-  host_ops_in("tests/data/tiny-model-host.yaml", dir, args, fwd, bwd);
+/* host_ops_in of model under ARGS, in a directory of its own: each layer's
+ * forward and backward launch against want_fwd and want_bwd (NULL: that
+ * side not checked); label names the run in a failure ("fp32 forward l0"). */
+static void expect_launches(const char *model, const char *args, const char *label,
+                            const double want_fwd[3], const double want_bwd[3]) {
+  char dir[] = "/tmp/ddpsim-hostops-XXXXXX";
+  ds_test_make_dir(dir);
+  double fwd[3], bwd[3];
+  host_ops_in(model, dir, args, fwd, bwd);
+  for (int l = 0; l < 3; l++) {
+    if (want_fwd) cr_assert_float_eq(fwd[l], want_fwd[l], 1e-6, "%s forward l%d", label, l);
+    if (want_bwd) cr_assert_float_eq(bwd[l], want_bwd[l], 1e-6, "%s backward l%d", label, l);
+  }
+  ds_test_remove_dir(dir);
 }
 
 Test(host_ops, dataparallel_threads_take_the_gil_in_turn_and_dispatch_beside_it) {
@@ -169,7 +180,7 @@ Test(host_ops, dataparallel_threads_take_the_gil_in_turn_and_dispatch_beside_it)
    * binds), l2 max(400, 600) = 600 (its own dispatches bind). (W G + own -
    * G, the rest serialised after the turns: 500 and 800.) */
   char dir[] = "/tmp/ddpsim-gil-XXXXXX", path[600], cmd[1200];
-  cr_assert(mkdtemp(dir));
+  ds_test_make_dir(dir);
   ds_test_write_topo(dir, "tests/data/tiny-hostops-topo.yaml", "  host_launch:",
                      "  host_launch: 200us\n  host_backward: 2000us\n  host_op: 400us\n"
                      "  host_dispatch: 150us\n  host_node: 300us\n", path, sizeof path);
@@ -194,30 +205,16 @@ Test(host_ops, dataparallel_threads_take_the_gil_in_turn_and_dispatch_beside_it)
   for (int k = 0; k < 2; k++)
     for (int l = 0; l < 3; l++)
       cr_assert_float_eq(got[k][l], want[k][l], 1e-9, "rank %d layer %d: %g", k, l, got[k][l]);
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  ds_test_remove_dir(dir);
 }
 
 Test(host_ops, dispatches_times_cost_per_layer_casts_and_nodes_as_before) {
-  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", cmd[600];
-  cr_assert(mkdtemp(dir));
-  double fwd[3], bwd[3];
   const char *model = "tests/data/tiny-model-dispatch.yaml";
-  host_ops_in(model, dir, "--strategy single", fwd, bwd);
   const double f32_fwd[] = {5 * D_US, 2 * D_US, 4 * D_US};
   const double f32_bwd[] = {4 * N_US, 3 * N_US, 2 * N_US};
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
-    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
-  }
-  host_ops_in(model, dir, "--strategy single --amp fp16", fwd, bwd);
+  expect_launches(model, "--strategy single", "fp32", f32_fwd, f32_bwd);
   const double amp_fwd[] = {1050, 500, 700}, amp_bwd[] = {1800, 1200, 900};
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "amp forward l%d", l);
-    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
-  }
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  expect_launches(model, "--strategy single --amp fp16", "amp", amp_fwd, amp_bwd);
 }
 
 Test(host_ops, a_file_with_views_charges_only_the_kernel_launching_dispatches) {
@@ -229,49 +226,25 @@ Test(host_ops, a_file_with_views_charges_only_the_kernel_launching_dispatches) {
 }
 
 Test(host_ops, views_cost_nothing_per_layer_casts_and_nodes_as_before) {
-  char dir[] = "/tmp/ddpsim-hostviews-XXXXXX", cmd[600];
-  cr_assert(mkdtemp(dir));
-  double fwd[3], bwd[3];
-  host_ops_in(VIEWS_MODEL, dir, "--strategy single", fwd, bwd);
   const double f32_fwd[] = {450, 300, 150}, f32_bwd[] = {1200, 900, 600};
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
-    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
-  }
-  host_ops_in(VIEWS_MODEL, dir, "--strategy single --amp fp16", fwd, bwd);
+  expect_launches(VIEWS_MODEL, "--strategy single", "fp32", f32_fwd, f32_bwd);
   const double amp_fwd[] = {750, 500, 250}, amp_bwd[] = {1800, 1200, 900};
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "amp forward l%d", l);
-    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
-  }
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  expect_launches(VIEWS_MODEL, "--strategy single --amp fp16", "amp", amp_fwd, amp_bwd);
 }
 
 Test(host_ops, view_nodes_cost_nothing_in_backward) {
   double want = (3 + 2 + 1) * D_US + (3 + 3 + 1) * N_US + 200 + STEP_US;
   cr_assert_float_eq(
       iter_us(TOPO "--model " VIEW_NODES_MODEL " --strategy single --format csv"), want, 1e-3);
-  char dir[] = "/tmp/ddpsim-hostviewnodes-XXXXXX", cmd[600];
-  cr_assert(mkdtemp(dir));
-  double fwd[3], bwd[3];
-  host_ops_in(VIEW_NODES_MODEL, dir, "--strategy single", fwd, bwd);
   const double f32_fwd[] = {450, 300, 150}, f32_bwd[] = {900, 900, 300};
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
-    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
-  }
-  host_ops_in(VIEW_NODES_MODEL, dir, "--strategy single --amp fp16", fwd, bwd);
+  expect_launches(VIEW_NODES_MODEL, "--strategy single", "fp32", f32_fwd, f32_bwd);
   const double amp_bwd[] = {1500, 1200, 600};
-  for (int l = 0; l < 3; l++)
-    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  expect_launches(VIEW_NODES_MODEL, "--strategy single --amp fp16", "amp", NULL, amp_bwd);
 }
 
 Test(host_ops, amp_charges_the_nodes_that_launch_nothing_under_autocast) {
-  char dir[] = "/tmp/ddpsim-hostviewnodesamp-XXXXXX", cmd[600];
-  cr_assert(mkdtemp(dir));
+  char dir[] = "/tmp/ddpsim-hostviewnodesamp-XXXXXX";
+  ds_test_make_dir(dir);
   double fwd[3], bwd[3], old_fwd[3], old_bwd[3];
   /* fp32: host_view_nodes, as the file without the key */
   host_ops_in(VIEW_NODES_AMP_MODEL, dir, "--strategy single", fwd, bwd);
@@ -288,36 +261,19 @@ Test(host_ops, amp_charges_the_nodes_that_launch_nothing_under_autocast) {
                        l);
     cr_assert_float_eq(fwd[l], old_fwd[l], 1e-6, "amp forward l%d", l);
   }
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  ds_test_remove_dir(dir);
 }
 
 Test(host_ops, autocast_adds_its_casts_and_their_nodes) {
-  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", cmd[600];
-  cr_assert(mkdtemp(dir));
-  double fwd[3], bwd[3];
-  host_ops_of(dir, "--strategy single", fwd, bwd);
+  const char *model = "tests/data/tiny-model-host.yaml";
   const double f32_fwd[] = {2 * O_US, 1 * O_US, 3 * O_US}, f32_bwd[] = {4 * N_US, 3 * N_US,
                                                                           2 * N_US};
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
-    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
-  }
-  host_ops_of(dir, "--strategy single --amp fp16", fwd, bwd);
+  expect_launches(model, "--strategy single", "fp32", f32_fwd, f32_bwd);
   const double amp_fwd[] = {2 * O_US + 3 * X_US, O_US + 2 * X_US, 3 * O_US + X_US};
   const double amp_bwd[] = {(4 + 2) * N_US, (3 + 1) * N_US, (2 + 1) * N_US};
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "amp forward l%d", l);
-    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
-  }
+  expect_launches(model, "--strategy single --amp fp16", "amp", amp_fwd, amp_bwd);
   /* DDP's launches are the same ops */
-  host_ops_of(dir, "--strategy ddp --world-size 2 --amp fp16", fwd, bwd);
-  for (int l = 0; l < 3; l++) {
-    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "ddp amp forward l%d", l);
-    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "ddp amp backward l%d", l);
-  }
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  expect_launches(model, "--strategy ddp --world-size 2 --amp fp16", "ddp amp", amp_fwd, amp_bwd);
 }
 
 /* tiny-model-host.yaml with the first occurrence of `from` replaced by `to`,
@@ -433,7 +389,7 @@ Test(host_ops, a_bad_host_cost_names_file_line_and_key) {
  * `key: quick`: exit 2, FILE:LINE of that line and the key. */
 static void bad_host_cost(const char *key) {
   char dir[] = "/tmp/ddpsim-hostops-XXXXXX", path[512], args[700], find[64];
-  cr_assert(mkdtemp(dir));
+  ds_test_make_dir(dir);
   char *text = ds_test_slurp("tests/data/tiny-hostops-topo.yaml");
   snprintf(find, sizeof find, "  %s:", key);
   char *at = strstr(text, find);
@@ -454,8 +410,7 @@ static void bad_host_cost(const char *key) {
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, where) && strstr(r.err, key), "%s: %s", key, r.err);
   ds_test_release(&r);
-  snprintf(args, sizeof args, "rm -rf %s", dir);
-  cr_assert_eq(system(args), 0);
+  ds_test_remove_dir(dir);
 }
 
 Test(host_ops, ddpreal_cpu_replays_the_counted_host_ops_as_delays) {
@@ -463,7 +418,7 @@ Test(host_ops, ddpreal_cpu_replays_the_counted_host_ops_as_delays) {
    * device occupies the host stream that long, so every measured host op
    * lasts at least its counted time. */
   char dir[] = "/tmp/ddpsim-hostops-real-XXXXXX", sched[512], meas[512], args[1300];
-  cr_assert(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(sched, sizeof sched, "%s/s.csv", dir);
   snprintf(meas, sizeof meas, "%s/m.csv", dir);
   snprintf(args, sizeof args, COUNTED "--strategy single --schedule %s", sched);
@@ -493,8 +448,7 @@ Test(host_ops, ddpreal_cpu_replays_the_counted_host_ops_as_delays) {
   cr_assert_eq(n, 6, "host ops: %d", n);
   cr_assert_float_eq(host_us, 2400 + 2700, 1e-6);
   ds_trace_free(t);
-  snprintf(args, sizeof args, "rm -rf %s", dir);
-  cr_assert_eq(system(args), 0);
+  ds_test_remove_dir(dir);
 }
 
 /* tests/data/tiny-model-sync.yaml is tiny-model-dispatch.yaml with one of
@@ -523,8 +477,8 @@ static double ahead_iter_us(const char *dir, const char *model, const char *args
 }
 
 Test(host_ops, a_sync_waits_for_its_layers_kernel_and_exposes_the_host) {
-  char dir[] = "/tmp/ddpsim-hostsync-XXXXXX", path[512], cmd[600];
-  cr_assert(mkdtemp(dir));
+  char dir[] = "/tmp/ddpsim-hostsync-XXXXXX", path[512];
+  ds_test_make_dir(dir);
   ds_test_write_topo(dir, "tests/data/tiny-hostops-topo.yaml", "  host_grad_hook:", AHEAD, path,
                      sizeof path);
   cr_assert_float_eq(ahead_iter_us(dir, DISPATCH_MODEL, "--strategy single"),
@@ -541,8 +495,7 @@ Test(host_ops, a_sync_waits_for_its_layers_kernel_and_exposes_the_host) {
     cr_assert_float_eq(with - without, 20 + 80, 1e-3, "%s: %g - %g", strategies[k], with,
                        without);
   }
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  ds_test_remove_dir(dir);
 }
 
 Test(host_ops, the_sync_op_waits_for_its_layers_kernel_on_every_rank) {
@@ -553,7 +506,7 @@ Test(host_ops, the_sync_op_waits_for_its_layers_kernel_on_every_rank) {
                               "--strategy ps --world-size 2", "--strategy single"};
   for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++) {
     char dir[] = "/tmp/ddpsim-hostsync-XXXXXX", cmd[1024], path[512];
-    cr_assert(mkdtemp(dir));
+    ds_test_make_dir(dir);
     snprintf(path, sizeof path, "%s/s.csv", dir);
     snprintf(cmd, sizeof cmd, TOPO "--model " SYNC_MODEL " %s --schedule %s",
              strategies[k], path);
@@ -587,8 +540,7 @@ Test(host_ops, the_sync_op_waits_for_its_layers_kernel_on_every_rank) {
     int ranks = strstr(strategies[k], "world-size 2") ? 2 : 1;
     cr_assert_eq(syncs, ranks, "%s: %d syncs", strategies[k], syncs);
     ds_schedule_free(s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    ds_test_remove_dir(dir);
   }
 }
 

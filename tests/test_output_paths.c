@@ -21,12 +21,6 @@
 #define H100 "bench/results/gpu-2026-11-23-h100/"
 #define PNG_MAGIC "\x89PNG\r\n\x1a\n", 8
 
-static void rm_rf(const char *dir) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
-
 /* A directory in /tmp (here) and one in /dev/shm (there), on two file
  * systems; skips the test when /dev/shm is missing or on /tmp's. */
 static void two_file_systems(char *here, char *there) {
@@ -37,8 +31,8 @@ static void two_file_systems(char *here, char *there) {
   if (a.st_dev == b.st_dev)
     cr_skip_test("/dev/shm and /tmp are one file system: the cross-file-system case is "
                  "not run");
-  cr_assert_not_null(mkdtemp(here));
-  cr_assert_not_null(mkdtemp(there));
+  ds_test_make_dir(here);
+  ds_test_make_dir(there);
 }
 
 static void link_to(const char *here, const char *name, const char *there,
@@ -85,8 +79,8 @@ Test(output_paths, a_plot_through_a_link_to_another_file_system) {
                  there);
     cr_assert_eq(ds_test_count_entries(here), (int)i + 1, "%s: a file left in %s", args, here);
   }
-  rm_rf(here);
-  rm_rf(there);
+  ds_test_remove_dir(here);
+  ds_test_remove_dir(there);
 }
 
 /* `analyze --chrome LINK --plot plot.png` with the link to another file
@@ -114,15 +108,15 @@ Test(output_paths, analyze_chrome_through_a_link_keeps_the_plot) {
   free(json);
   cr_assert_eq(ds_test_count_entries(here), 2);  /* the link and plot.png */
   cr_assert_eq(ds_test_count_entries(there), 1); /* c.json */
-  rm_rf(here);
-  rm_rf(there);
+  ds_test_remove_dir(here);
+  ds_test_remove_dir(there);
 }
 
 /* The second output failing (gnuplot missing) leaves both of the user's
  * old files as they were and no temporary file. */
 Test(output_paths, analyze_keeps_both_old_files_when_one_fails) {
   char dir[] = "/tmp/ddpsim-keep-XXXXXX", json[300], png[300], args[1024];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(json, sizeof json, "%s/old.json", dir);
   snprintf(png, sizeof png, "%s/old.png", dir);
   const char *paths[] = {json, png};
@@ -143,7 +137,7 @@ Test(output_paths, analyze_keeps_both_old_files_when_one_fails) {
     free(text);
   }
   cr_assert_eq(ds_test_count_entries(dir), 2, "a temporary file was left in %s", dir);
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* A dangling link and the file it names are one output: refused before
@@ -151,7 +145,7 @@ Test(output_paths, analyze_keeps_both_old_files_when_one_fails) {
  * trace). */
 Test(output_paths, a_dangling_link_and_its_target_are_one_output) {
   char dir[] = "/tmp/ddpsim-dangle-XXXXXX", link[300], target[300], args[1024];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   snprintf(link, sizeof link, "%s/link2.csv", dir);
   snprintf(target, sizeof target, "%s/target.csv", dir);
   cr_assert_eq(symlink("target.csv", link), 0);
@@ -160,7 +154,7 @@ Test(output_paths, a_dangling_link_and_its_target_are_one_output) {
   snprintf(args, sizeof args, "--topo 4gpu --schedule %s --trace %s", link, target);
   ds_test_ddpsim_refuses(args, "both write the same file");
   cr_assert_eq(ds_test_count_entries(dir), 1, "a file was written in %s", dir);
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }
 
 static unsigned mode_of(const char *path) {
@@ -176,7 +170,7 @@ static unsigned mode_of(const char *path) {
 Test(output_paths, outputs_keep_their_permissions_and_follow_the_umask) {
   ds_test_require_gnuplot();
   char dir[] = "/tmp/ddpsim-mode-XXXXXX", args[2048], p[4][300];
-  cr_assert_not_null(mkdtemp(dir));
+  ds_test_make_dir(dir);
   static const char *const names[] = {"t.csv", "c.json", "p.png", "s.csv"};
   for (int i = 0; i < 4; i++) snprintf(p[i], sizeof p[i], "%s/%s", dir, names[i]);
   for (unsigned mode = 0600; mode <= 0640; mode += 040) {
@@ -204,5 +198,5 @@ Test(output_paths, outputs_keep_their_permissions_and_follow_the_umask) {
   ds_test_release(&r);
   for (int i = 0; i < 4; i++)
     cr_assert_eq(mode_of(p[i]), 0600u, "%s: mode %o under umask 077", p[i], mode_of(p[i]));
-  rm_rf(dir);
+  ds_test_remove_dir(dir);
 }

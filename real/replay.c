@@ -281,7 +281,7 @@ ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_option
   } else if (world > 1) {
     st = ds_err_set(err, DS_EUSAGE,
                     "the cpu device runs one MPI process per rank: the schedule %s has %d "
-                    "ranks, so run it as  mpirun -np %d ddpreal --device cpu ...",
+                    "ranks, so run it as: mpirun -np %d ddpreal --device cpu ...",
                     opt->schedule, world, world);
   } else {
     st = ds_launch_mpi(argc, argv, ds_replay_rank, &rp, err);

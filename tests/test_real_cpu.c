@@ -263,7 +263,7 @@ Test(real_cpu, rank_count_mismatch_exit_2) {
   ds_test_release(&r);
   r = ds_test_run("", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
-  cr_assert(strstr(r.err, "run it as  mpirun -np 2 ddpreal") != NULL, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "run it as: mpirun -np 2 ddpreal") != NULL, "stderr: %s", r.err);
   ds_test_release(&r);
   cr_assert_neq(access(never, F_OK), 0, "a trace was written");
 }

@@ -12,7 +12,7 @@
  *
  * ddpreal is $DDPREAL_BIN (else the sanitizer build). A refused schedule
  * ends before any rank starts, so those runs need no mpirun; a schedule
- * that passes every check reaches the cpu device's "run it as mpirun -np 2"
+ * that passes every check reaches the cpu device's "run it as: mpirun -np 2"
  * (also exit 2, without a word on dur_us), and one run under mpirun shows
  * such a schedule replays within its --timeout.
  */
@@ -266,7 +266,7 @@ static struct ds_test_result replay(const char *name, const char *rows, const ch
  * message, and nothing on dur_us. */
 static void expect_accepted(struct ds_test_result *r) {
   cr_assert_eq(r->status, 2, "exit %d, stderr %s", r->status, r->err);
-  cr_assert(strstr(r->err, "run it as  mpirun -np 2") != NULL, "stderr: %s", r->err);
+  cr_assert(strstr(r->err, "run it as: mpirun -np 2") != NULL, "stderr: %s", r->err);
   cr_assert(strstr(r->err, "dur_us") == NULL, "stderr: %s", r->err);
 }
 

@@ -15,6 +15,7 @@
 #include "base/textout.h"
 #include "sim/coll/coll.h"
 #include "sim/cmd/collbench_plot.h"
+#include "sim/cmd/collbench_sizes.h"
 #include "sim/net/engine.h"
 #include "sim/net/events.h"
 #include "base/lookup.h"
@@ -425,11 +426,25 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   double busbw_sum = 0;
   uint64_t work = 0; /* the sizes' work so far (time_coll) */
   int32_t n_rows = 0;
-  /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
+  int32_t n_empty = 0; /* rows whose count per rank rounds to 0 */
+  /* Sizes asked as nccl-tests steps them (multiplied by -f), each made a
+   * row as it makes one: whole floats, per rank a multiple of 16 bytes
+   * where the op splits the buffer (collbench_sizes.h). */
   for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
-    struct row r = {.count = (double)(int64_t)(s / DS_COLLBENCH_FLOAT_BYTES), .proto = DS_PROTO_COUNT,
+    struct ds_collbench_size sz = ds_collbench_size_of(o->desc->kind, s, n);
+    struct row r = {.size_bytes = sz.size_bytes, .count = sz.count, .proto = DS_PROTO_COUNT,
                     .algo = o->ar_algo, .channels = 1, .nccl_model_us = -1};
-    r.size_bytes = r.count * DS_COLLBENCH_FLOAT_BYTES;
+    if (r.size_bytes == 0) {
+      /* nothing per rank: NCCL discards an empty collective (src/enqueue.cc
+       * taskAppend), so nothing runs; nccl-tests' busbw is 0 bytes over
+       * its loop's time, 0, and counts in its mean */
+      r.channels = 0;
+      print_row(out, o, &pl, &r, first);
+      first = 0;
+      n_rows++;
+      n_empty++;
+      continue;
+    }
     struct ds_coll_proto cp;
     int32_t chain_chunks = 0;
     if (pl.nccl && o->desc->kind != DS_COLL_ALLREDUCE) {
@@ -502,6 +517,11 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
    * over its sizes (a comment line, so readers of the rows skip it), and
    * says where --reference's points went: they are drawn, not tabled. */
   if (st == DS_OK && o->format == DS_FORMAT_TEXT) {
+    if (n_empty)
+      fprintf(out, "# note: %d row%s of size 0: nccl-tests rounds each of the %d ranks' count "
+              "down to a multiple of %d bytes, 0 floats there; NCCL runs nothing (an empty "
+              "collective), so time and busbw are 0 (nccl-tests times its loop)\n", n_empty,
+              n_empty == 1 ? "" : "s", n, DS_COLLBENCH_RANK_ALIGN_BYTES);
     fprintf(out, "# Avg bus bandwidth    : %.2f GB/s (mean over %d size%s)\n",
             n_rows ? busbw_sum / n_rows : 0.0, n_rows, n_rows == 1 ? "" : "s");
     if (ref && ref_dropped)

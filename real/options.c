@@ -148,8 +148,13 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   /* the cpu device has no GPU to share (launch_fork.c is cuda's) */
   if (o->share_gpus && o->device == DS_REAL_DEVICE_CPU)
     return ds_err_set(err, DS_EUSAGE, "option --share-gpus: the cpu device runs one process "
-                      "per rank and no GPU; it would be ignored (drop it, or give --device "
-                      "cuda)");
+                      "per rank and no GPU; it would be ignored (drop it%s)",
+#ifdef DS_HAVE_CUDA
+                      ", or give --device cuda"
+#else
+                      ""
+#endif
+    );
   return DS_OK;
 }
 

@@ -207,7 +207,7 @@ printf 'buckets\n--model\nresnet50\n--bucket-mb\n25\n--first-bucket-mb\n1\n--pyt
 printf 'topo\nimport\na.xml\nb.txt\n--nodes\n2\n--nic\n8x400Gbps\n--gpu\nH100\n--gpus\ngpus.yaml\n--name\nmine\n-o\nmine.yaml\n' \
   >"$seeds/subcmd/hand-import"
 printf 'topo\n4gpu\n--from\n0\n--to\n3\n--world-size\n2\n' >"$seeds/subcmd/hand-topo"
-printf 'ddpreal\n--schedule=s.csv\n--trace\nt.csv\n--iters\n3\n--warmup=0\n--device\ncpu\n--compute\ngemm\n--share-gpus\n--timeout\n60\n' \
+printf 'ddpreal\n--schedule=s.csv\n--trace\nt.csv\n--iters\n3\n--warmup=0\n--device\ncuda\n--compute\ngemm\n--share-gpus\n--timeout\n60\n' \
   >"$seeds/subcmd/hand-ddpreal"
 printf 'ddpreal\ncollective\n--op\nallgather\n-b\n1K\n--maxbytes\n1M\n-f\n4\n-g\n2\n--share-gpus\n--iters\n3\n--warmup\n0\n--format\njson\n--algo\ntree\n--proto\nLL128\n' \
   >"$seeds/subcmd/hand-ddpreal-collective"

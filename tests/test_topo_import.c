@@ -209,10 +209,12 @@ Test(topo_import, bad_inputs_are_located_errors) {
       /* one node: its NICs are left out (they carry nothing inside it), so
        * --nic changed nothing and the file was the same byte for byte */
       {D "dgx-a100.xml --nic 8x200Gbps",
-       "option --nic 8x200Gbps: one node (one FILE, no --nodes), whose topology leaves its NICs "
+       "option --nic 8x200Gbps: one node (one FILE and no --nodes, or --nodes 1), whose "
+       "topology leaves its NICs "
        "out (they carry nothing inside a node); it would be ignored: give --nodes N or one "
        "FILE per node"},
-      {D "dgx-h100.txt --nodes 1 --nic 400Gbps", "option --nic 400Gbps: one node"},
+      {D "dgx-h100.txt --nodes 1 --nic 400Gbps",
+       "option --nic 400Gbps: one node (one FILE and no --nodes, or --nodes 1), whose"},
       {D "missing.xml", D "missing.xml: cannot read: No such file or directory"},
       {"", "ddpsim topo import: missing FILE (see --help)"},
   };

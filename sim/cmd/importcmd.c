@@ -125,7 +125,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
    * --nic there would change nothing of the file written */
   int nodes = a->o.nodes ? a->o.nodes : a->n_files;
   if (!a->help && a->o.nic_spec && nodes < 2)
-    return ds_err_set(err, DS_EUSAGE, "option --nic %s: one node (one FILE, no --nodes), whose "
+    return ds_err_set(err, DS_EUSAGE, "option --nic %s: one node (one FILE and no --nodes, or --nodes 1), whose "
                       "topology leaves its NICs out (they carry nothing inside a node); it "
                       "would be ignored: give --nodes N or one FILE per node", a->o.nic_spec);
   return DS_OK;

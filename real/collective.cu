@@ -19,6 +19,7 @@
  */
 #include "collective.h"
 #include "collective_args.h"
+#include "base/nccltests.h"
 #include "dev_cuda.h"
 #include "launch.h"
 
@@ -83,15 +84,18 @@ static const char *env_or_auto(const char *name) {
   return v && *v ? v : "auto";
 }
 
-/* Elements each rank sends per call (count) and the size the row reports. */
+/* A row as nccl-tests makes it (base/nccltests.h, the rule ddpsim
+ * collective prints too): count, the whole buffer's elements; per, one
+ * rank's share; shown, the count the row prints (per where the op splits
+ * the buffer, as nccl-tests prints it); size_bytes, the row's size. */
 static void counts_for(enum ds_collective_op op, size_t bytes, int32_t n, size_t *count,
-                       size_t *per, size_t *size_bytes) {
-  size_t c = bytes / sizeof(float);
-  if (op == DS_COLLECTIVE_OP_ALLGATHER || op == DS_COLLECTIVE_OP_REDUCESCATTER)
-    c = c / (size_t)n * (size_t)n;
-  *count = c;
-  *per = c / (size_t)n;
-  *size_bytes = c * sizeof(float);
+                       size_t *per, size_t *shown, size_t *size_bytes) {
+  int splits = op == DS_COLLECTIVE_OP_ALLGATHER || op == DS_COLLECTIVE_OP_REDUCESCATTER;
+  struct ds_nccltests_row r = ds_nccltests_row((uint64_t)bytes, splits, n);
+  *shown = (size_t)r.count;
+  *count = (size_t)(r.size_bytes / DS_NCCLTESTS_ELEM_BYTES);
+  *per = *count / (size_t)n;
+  *size_bytes = (size_t)r.size_bytes;
 }
 
 static ds_status launch_op(enum ds_collective_op op, const float *in, float *out, size_t count,
@@ -208,10 +212,10 @@ static ds_status sweep(struct ds_launcher *l, const struct ds_collective_args *o
   int first = 1;
   double last = 0;
   for (double b = (double)o->min_bytes; b <= (double)o->max_bytes; b *= o->factor) {
-    size_t bytes = (size_t)b, count, per, size_bytes;
+    size_t bytes = (size_t)b, count, per, shown, size_bytes;
     if (bytes == (size_t)last && b > o->min_bytes) continue;
     last = (double)bytes;
-    counts_for(o->op, bytes, world, &count, &per, &size_bytes);
+    counts_for(o->op, bytes, world, &count, &per, &shown, &size_bytes);
     if (count == 0) continue;
     for (int32_t k = 0; k < o->warmup; k++)
       DS_CHECK(launch_op(o->op, c->in, c->out, count, per, c->comm, c->s, rank, err));
@@ -247,7 +251,7 @@ static ds_status sweep(struct ds_launcher *l, const struct ds_collective_args *o
         wrong += c->rows[q].wrong;
       }
       if (o->format != DS_COLLECTIVE_FORMAT_NONE)
-        print_row(o, world, size_bytes, count, t / world, wrong, first);
+        print_row(o, world, size_bytes, shown, t / world, wrong, first);
       first = 0;
       if (c->pts && c->pts_len < c->pts_cap) {
         struct ds_coll_point *p = &c->pts[c->pts_len++];

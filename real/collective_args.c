@@ -39,7 +39,10 @@ static const char usage[] =
     "  --proto P            NCCL's protocol: LL, LL128 or Simple (sets NCCL_PROTO)\n"
     "  -h, --help           this text\n"
     "Columns: size, count (floats), type, time (us per call, mean over ranks),\n"
-    "algbw = size/time, busbw = algbw * bus factor (nccl-tests), #wrong.\n";
+    "algbw = size/time, busbw = algbw * bus factor (nccl-tests), #wrong. Sizes and\n"
+    "counts as nccl-tests makes them: whole floats; allgather and reducescatter give\n"
+    "each rank a multiple of 16 bytes and print its count (sizes under 16 B a rank\n"
+    "run nothing and print no row).\n";
 
 const char *ds_collective_args_usage(void) { return usage; }
 

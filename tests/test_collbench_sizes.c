@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/nccltests.h"
 #include "tests/support.h"
 
 struct size_row {
@@ -176,4 +177,25 @@ Test(collbench_sizes, rows_of_size_zero_time_nothing_and_count_in_the_mean) {
   cr_assert_not_null(strstr(t.text, "# note: 5 rows of size 0"), "%s", t.text);
   free(c.text);
   free(t.text);
+}
+
+/* The rule itself (base/nccltests.c), which `ddpreal collective` takes for
+ * its all-gather and reduce-scatter rows and cannot run here: the same
+ * worked examples, and an op that does not split keeping every float. */
+Test(collbench_sizes, the_shared_rule_by_hand) {
+  struct ds_nccltests_row r = ds_nccltests_row(1048576, 1, 12);
+  cr_assert_eq(r.count, 21844);
+  cr_assert_eq(r.size_bytes, 1048512);
+  r = ds_nccltests_row(1048560, 1, 12); /* 262140 floats, 21845 a rank */
+  cr_assert_eq(r.count, 21844);
+  cr_assert_eq(r.size_bytes, 1048512);
+  r = ds_nccltests_row(127, 1, 8); /* 31 floats, 3 a rank, down to 0 */
+  cr_assert_eq(r.count, 0);
+  cr_assert_eq(r.size_bytes, 0);
+  r = ds_nccltests_row(128, 1, 8);
+  cr_assert_eq(r.count, 4);
+  cr_assert_eq(r.size_bytes, 128);
+  r = ds_nccltests_row(1048575, 0, 12); /* 262143 whole floats */
+  cr_assert_eq(r.count, 262143);
+  cr_assert_eq(r.size_bytes, 1048572);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/gnuplot.h"
+#include "base/nccltests.h"
 #include "base/textout.h"
 #include "sim/coll/coll.h"
 #include "sim/cmd/collbench_plot.h"
@@ -521,7 +522,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
       fprintf(out, "# note: %d row%s of size 0: nccl-tests rounds each of the %d ranks' count "
               "down to a multiple of %d bytes, 0 floats there; NCCL runs nothing (an empty "
               "collective), so time and busbw are 0 (nccl-tests times its loop)\n", n_empty,
-              n_empty == 1 ? "" : "s", n, DS_COLLBENCH_RANK_ALIGN_BYTES);
+              n_empty == 1 ? "" : "s", n, DS_NCCLTESTS_RANK_ALIGN_BYTES);
     fprintf(out, "# Avg bus bandwidth    : %.2f GB/s (mean over %d size%s)\n",
             n_rows ? busbw_sum / n_rows : 0.0, n_rows, n_rows == 1 ? "" : "s");
     if (ref && ref_dropped)

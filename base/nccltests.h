@@ -1,7 +1,7 @@
 /*
  * nccl-tests' rows: from the size a sweep step asks (-b, -e, -f), the
  * elements each rank passes to NCCL and the bytes the row prints. Shared
- * by `ddpsim collective` (sim/cmd/collbench_sizes), which simulates those
+ * by `ddpsim collective` (sim/cmd/collbench.c), which simulates those
  * bytes, and `ddpreal collective` (real/collective.cu), which runs them,
  * so the two tables and nccl-tests' own print the same sizes and counts.
  *

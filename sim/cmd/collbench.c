@@ -16,7 +16,6 @@
 #include "base/textout.h"
 #include "sim/coll/coll.h"
 #include "sim/cmd/collbench_plot.h"
-#include "sim/cmd/collbench_sizes.h"
 #include "sim/net/engine.h"
 #include "sim/net/events.h"
 #include "base/lookup.h"
@@ -430,11 +429,14 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   int32_t n_empty = 0; /* rows whose count per rank rounds to 0 */
   /* Sizes asked as nccl-tests steps them (multiplied by -f), each made a
    * row as it makes one: whole floats, per rank a multiple of 16 bytes
-   * where the op splits the buffer (collbench_sizes.h). */
+   * where the op splits the buffer (base/nccltests.h; the parser bounds
+   * sizes to 1e15 bytes, so they fit in 64 bits). */
   for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
-    struct ds_collbench_size sz = ds_collbench_size_of(o->desc->kind, s, n);
-    struct row r = {.size_bytes = sz.size_bytes, .count = sz.count, .proto = DS_PROTO_COUNT,
-                    .algo = o->ar_algo, .channels = 1, .nccl_model_us = -1};
+    struct ds_nccltests_row sz =
+        ds_nccltests_row((uint64_t)s, ds_coll_kind_splits_buffer(o->desc->kind), n);
+    struct row r = {.size_bytes = (double)sz.size_bytes, .count = (double)sz.count,
+                    .proto = DS_PROTO_COUNT, .algo = o->ar_algo, .channels = 1,
+                    .nccl_model_us = -1};
     if (r.size_bytes == 0) {
       /* nothing per rank: NCCL discards an empty collective (src/enqueue.cc
        * taskAppend), so nothing runs; nccl-tests' busbw is 0 bytes over

@@ -473,6 +473,11 @@ int ds_coll_kind_has_protocols(enum ds_coll_kind kind);
  * root (broadcast, reduce: coll_chain.c), NCCL's one algorithm for them. */
 int ds_coll_kind_is_chain(enum ds_coll_kind kind);
 
+/* Whether the kind splits its buffer over the ranks (allgather,
+ * reducescatter, alltoall, gather, scatter): nccl-tests gives each rank a
+ * share and prints its count (base/nccltests.h). */
+int ds_coll_kind_splits_buffer(enum ds_coll_kind kind);
+
 /* What --ring-chunks N > 1 does to a collective of kind (an all-reduce
  * runs algo; nccl: under one of NCCL's protocols). It cuts each step of
  * the plain ring, its all-gather and reduce-scatter, hierarchical's rings,

@@ -244,6 +244,11 @@ int ds_coll_kind_is_chain(enum ds_coll_kind kind) {
   return kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE;
 }
 
+int ds_coll_kind_splits_buffer(enum ds_coll_kind kind) {
+  return kind == DS_COLL_ALLGATHER || kind == DS_COLL_REDUCESCATTER ||
+         kind == DS_COLL_ALLTOALL || kind == DS_COLL_GATHER || kind == DS_COLL_SCATTER;
+}
+
 double ds_coll_forward_unit_bytes(enum ds_proto p) {
   if (p == DS_PROTO_LL) return DS_LL_LINE_PAYLOAD_BYTES;
   if (p == DS_PROTO_LL128) return DS_LL128_SLICE_PAYLOAD_BYTES;

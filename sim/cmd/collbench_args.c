@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/gnuplot.h"
+#include "base/nccltests.h"
 #include "base/outputs.h"
 #include "base/units.h"
 
@@ -102,7 +103,7 @@ static const char usage_rest[] =
 
 static ds_status parse_size(const char *flag, const char *v, double *out,
                             struct ds_err *err) {
-  if (ds_units_parse_bytes(v, out) != DS_OK || *out < DS_COLLBENCH_FLOAT_BYTES || *out > 1e15)
+  if (ds_units_parse_bytes(v, out) != DS_OK || *out < DS_NCCLTESTS_ELEM_BYTES || *out > 1e15)
     return ds_cli_bad_value(err, flag, "a size of at least 4 bytes and at most 1e15, e.g. 8, "
                             "1K, 32MiB, 1G", v);
   return DS_OK;

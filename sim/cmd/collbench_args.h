@@ -24,9 +24,6 @@
 extern "C" {
 #endif
 
-/* nccl-tests' element: float. Sizes are whole elements of it. */
-#define DS_COLLBENCH_FLOAT_BYTES 4
-
 /* What `ddpsim collective` was asked, validated (ds_collbench_args_parse). */
 /* Why a collective of one rank is refused (by -g 1 and by a one-GPU
  * topology): NCCL's collectives of one rank move nothing between GPUs

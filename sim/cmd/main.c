@@ -92,16 +92,32 @@ static int finish(ds_status st, const struct ds_err *err) {
   return flush_stdout(0);
 }
 
+/* The commands, by the first word: each runs on the words after it. */
+static const struct command {
+  const char *name;
+  ds_status (*run)(int argc, char **argv, FILE *out, struct ds_err *err);
+} commands[] = {{"collective", ds_collbench_main},
+                {"analyze", ds_analyze_main},
+                {"topo", ds_topocmd_main},
+                {"buckets", ds_bucketcmd_main}};
+#define N_COMMANDS (sizeof commands / sizeof *commands)
+
 /* A first word that is no flag stands where a command would: said as
  * one (it was an "unknown option"), with the nearest command for a typo. */
 static ds_status unknown_command(const char *word, struct ds_err *err) {
-  static const char *const commands[] = {"collective", "analyze", "topo", "buckets", NULL};
-  const char *near = ds_cli_closest(word, commands);
+  const char *names[N_COMMANDS + 1];
+  char list[128] = "";
+  for (size_t i = 0; i < N_COMMANDS; i++) {
+    names[i] = commands[i].name;
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+             commands[i].name);
+  }
+  names[N_COMMANDS] = NULL;
+  const char *near = ds_cli_closest(word, names);
   char hint[64] = "";
   if (near) snprintf(hint, sizeof hint, "did you mean %s? ", near);
-  return ds_err_set(err, DS_EUSAGE, "unknown command \"%s\" (%sthe commands: collective, "
-                    "analyze, topo, buckets; a run: ddpsim --topo TOPOLOGY [options]; see "
-                    "ddpsim --help)", word, hint);
+  return ds_err_set(err, DS_EUSAGE, "unknown command \"%s\" (%sthe commands: %s; a run: "
+                    "ddpsim --topo TOPOLOGY [options]; see ddpsim --help)", word, hint, list);
 }
 
 int main(int argc, char **argv) {
@@ -112,14 +128,9 @@ int main(int argc, char **argv) {
    * why: a write failing mid-print loses it (flush_stdout). */
   static char stdout_buffer[1 << 20]; /* glibc ignores the size without a buffer */
   if (!isatty(STDOUT_FILENO)) setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
-  if (argc > 1 && strcmp(argv[1], "collective") == 0)
-    return finish(ds_collbench_main(argc - 1, argv + 1, stdout, &err), &err);
-  if (argc > 1 && strcmp(argv[1], "analyze") == 0)
-    return finish(ds_analyze_main(argc - 1, argv + 1, stdout, &err), &err);
-  if (argc > 1 && strcmp(argv[1], "topo") == 0)
-    return finish(ds_topocmd_main(argc - 1, argv + 1, stdout, &err), &err);
-  if (argc > 1 && strcmp(argv[1], "buckets") == 0)
-    return finish(ds_bucketcmd_main(argc - 1, argv + 1, stdout, &err), &err);
+  for (size_t i = 0; argc > 1 && i < N_COMMANDS; i++)
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return finish(commands[i].run(argc - 1, argv + 1, stdout, &err), &err);
   if (argc > 1 && argv[1][0] != '-') return finish(unknown_command(argv[1], &err), &err);
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {

@@ -24,6 +24,12 @@ Variants:
     <!-- docs-check skip: REASON -->      the block is not checked (timings
                                           of a real run, a published table);
                                           listed with its reason
+    <!-- docs-check needs=PATH: CMD -->   checked as the plain form where PATH
+                                          (from the repository root, e.g.
+                                          ../shared/data/X.csv, an input kept
+                                          beside the repository) exists; else
+                                          not checked and listed, as the tests
+                                          skip (cr_skip_test) without it
 
 Paths: every backticked path into the repository's own folders (`sim/...`,
 `docs/...`, `tests/...`; a module stem such as `sim/net/topo` counts when its
@@ -52,7 +58,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARK = re.compile(r"^\s*<!--\s*docs-check(?:\s+(?P<opt>[a-z]+(?:=\d+)?))?\s*:(?P<body>.*)$")
+MARK = re.compile(r"^\s*<!--\s*docs-check(?:\s+(?P<opt>[a-z]+(?:=[^\s:]+)?))?\s*:(?P<body>.*)$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)(?P<info>.*)$")
 TIMEOUT_S = 600  # a guard against a hung command, not a check
 
@@ -98,10 +104,13 @@ def parse(path, lines):
         opt = mk.opt or ""
         if opt == "skip":
             mk.skip = command or "no reason given"
-        elif opt.startswith("exit="):
+        elif re.fullmatch(r"exit=\d+", opt):
             mk.expect_exit = int(opt[5:])
+        elif opt.startswith("needs=") and len(opt) > 6:
+            if not os.path.exists(os.path.join(ROOT, opt[6:])):
+                mk.skip = "needs %s, which is not beside the repository" % opt[6:]
         elif opt:
-            raise SyntaxError("%s:%d: unknown docs-check option %r (skip, exit=N)"
+            raise SyntaxError("%s:%d: unknown docs-check option %r (skip, exit=N, needs=PATH)"
                               % (path, first + 1, opt))
         if not command:
             raise SyntaxError("%s:%d: docs-check marker without a command" % (path, first + 1))

@@ -6,7 +6,8 @@
  * nothing, a skipped block is listed and left alone, exit=N is honoured and
  * a failing command is an error (exit 2) that --update does not paper over;
  * a backticked repository path that names nothing fails (exit 1, FILE:LINE),
- * --update too, while placeholders and globs that match pass.
+ * --update too, while placeholders and globs that match pass; needs=PATH
+ * checks its block where PATH exists and lists it as not checked where not.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -160,4 +161,31 @@ Test(docs_check, a_backticked_path_that_names_nothing_fails) {
   cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
   ds_test_release(&r);
   unlink(path);
+}
+
+/* needs=PATH: a block whose input lies outside the repository (../shared)
+ * is checked where the input exists and listed, not run, where it does not,
+ * as the tests skip without it; a malformed option is still an error. */
+Test(docs_check, a_block_that_needs_an_absent_input_is_listed_not_run) {
+  char path[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  ds_test_write_temp(path, "<!-- docs-check needs=tests/data: printf 'new\\n' -->\n"
+                           "```\nold\n```\n\n"
+                           "<!-- docs-check needs=../no/such/input.csv: exit 3 -->\n"
+                           "```\nold\n```\n");
+  struct ds_test_result r = check("", path);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "is stale: printf 'new\\n'"), "%s", r.out);
+  cr_assert(strstr(r.out, "(needs ../no/such/input.csv, which is not beside the repository)"),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "1 blocks checked, 1 stale, 1 not checked, 0 commands failed"), "%s",
+            r.out);
+  ds_test_release(&r);
+  unlink(path);
+  char path2[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  ds_test_write_temp(path2, "<!-- docs-check exit=two: echo x -->\n```\nx\n```\n");
+  r = check("", path2);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "unknown docs-check option 'exit=two'"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(path2);
 }

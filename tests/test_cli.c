@@ -232,6 +232,25 @@ Test(cli, help_and_version) {
   ds_test_release(&r);
 }
 
+/* --help is where a new user looks first: it names the other commands
+ * (main.c's table), each of which answers its own --help, or a user
+ * never learns that `ddpsim collective` or `ddpsim analyze` exists. */
+Test(cli, help_names_every_command_and_each_has_its_own_help) {
+  static const char *const commands[] = {"collective", "analyze", "topo", "buckets"};
+  struct ds_test_result r = ds_test_cli_ok("--help");
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+    char line[64];
+    snprintf(line, sizeof line, "ddpsim %s ", commands[i]);
+    cr_assert(strstr(r.out, line), "--help does not name '%s'", commands[i]);
+    char args[64];
+    snprintf(args, sizeof args, "%s --help", commands[i]);
+    struct ds_test_result sub = ds_test_cli_ok(args);
+    cr_assert(strstr(sub.out, line), "'%s --help' prints no usage of its own", commands[i]);
+    ds_test_release(&sub);
+  }
+  ds_test_release(&r);
+}
+
 /* Writes text to dir/name. */
 static void put_file(const char *dir, const char *name, const char *text) {
   char path[512];

@@ -158,6 +158,31 @@ Test(topo, unknown_template_and_gpu_are_errors) {
             "message: %s", err.msg);
 }
 
+/* A GPU name as a user first writes it (short, in another case, or as
+ * nvidia-smi prints it) is refused with the names it can mean, before the
+ * list of every name. */
+Test(topo, an_unknown_gpu_names_what_it_can_mean) {
+  static const struct {
+    const char *gpu, *hint;
+  } cases[] = {
+      {"h100", "(did you mean H100-SXM5-80GB or H100-PCIE-80GB? known: "},
+      {"a100-sxm4-80gb", "(did you mean A100-SXM4-80GB? known: "},
+      {"\"NVIDIA H100 80GB HBM3\"", "(did you mean H100-SXM5-80GB, nvidia-smi's name for it? "
+                                    "known: "},
+      {"H100-SXM5-80G", "(did you mean H100-SXM5-80GB? known: "},
+      {"Z80", "unknown GPU 'Z80' (known: "},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ds_err err = {0};
+    char path[64], text[512];
+    snprintf(text, sizeof text, "schema_version: 1\nname: t\ngpu: %s\nnodes: 1\n"
+             "gpus_per_node: 2\nintra_node:\n  template: nvswitch\n  link_bw: 1GBps\n"
+             "  link_lat: 1us\n", cases[i].gpu);
+    cr_assert_eq(load_text(text, &err, path), DS_EINPUT, "gpu %s", cases[i].gpu);
+    cr_assert(strstr(err.msg, cases[i].hint), "gpu %s: %s", cases[i].gpu, err.msg);
+  }
+}
+
 Test(topo, several_nodes_need_an_inter_node_network) {
   struct ds_err err = {0};
   char path[64];

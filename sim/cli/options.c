@@ -221,7 +221,16 @@ static const char usage_ps[] =
     "                         iter_ms (and exposed_comm_ms) per value of its column\n"
     "                         (bucket_mb, world_size, ...); the report adds the\n"
     "                         prediction's error there and whether the optima match\n"
-    "  --help, --version\n";
+    "  --help, --version\n"
+    "\n"
+    "Other commands (each with its own --help):\n"
+    "  ddpsim collective --topo T [-b MIN -e MAX -f F]  one collective over a size\n"
+    "                         sweep, as nccl-tests prints it (docs/collectives.md)\n"
+    "  ddpsim analyze PREDICTED.csv [MEASURED.csv]  a trace's metrics, or predicted\n"
+    "                         against measured op by op (docs/analysis.md)\n"
+    "  ddpsim topo T          what a topology file describes: links, routes, rings,\n"
+    "                         NCCL's channels; ddpsim topo import (docs/topologies.md)\n"
+    "  ddpsim buckets [--model M]  DDP's bucket layouts of a model\n";
 
 void ds_options_print_usage(FILE *fp) {
   fputs(usage, fp);

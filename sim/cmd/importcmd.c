@@ -138,10 +138,11 @@ static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FI
     forced = ds_gpu_table_find(table, a->gpu);
     if (!forced) forced = ds_gpu_table_by_smi_name(table, a->gpu);
     if (!forced) {
-      char known[768];
+      char known[768], hint[256];
       ds_gpu_table_names(table, known, sizeof known);
-      return ds_err_set(err, DS_EUSAGE, "option --gpu: unknown GPU '%s' (known: %s)", a->gpu,
-                        known);
+      ds_gpu_table_suggest(table, a->gpu, hint, sizeof hint);
+      return ds_err_set(err, DS_EUSAGE, "option --gpu: unknown GPU '%s' (%sknown: %s)", a->gpu,
+                        hint, known);
     }
   }
   struct ds_import_node *nodes = calloc((size_t)a->n_files, sizeof *nodes);

@@ -63,9 +63,17 @@ const struct ds_gpu_info *ds_gpu_table_by_smi_name(const struct ds_gpu_table *t,
 /* The table's names, comma separated, into buf (truncated with "..."). */
 void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap);
 
+/* What an unknown GPU name can mean, into buf (cap bytes; "" for nothing):
+ * "did you mean A or B? " for the names name begins (case ignored: "h100",
+ * "a100-sxm4-80gb"), else "did you mean NAME, nvidia-smi's name for it? "
+ * for a GPU's smi name, else "did you mean A? " for a typo's nearest name
+ * (ds_cli_closest). */
+void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *buf,
+                          size_t cap);
+
 /* Looks gpu_name up in the table at path (merged with the shipped table as
  * ds_gpu_table_load does) and fills *out. An unknown name is DS_EINPUT
- * listing the known names. */
+ * with what it can mean (ds_gpu_table_suggest) and the known names. */
 ds_status ds_gpu_table_lookup(const char *path, const char *gpu_name,
                               struct ds_gpu_spec *out, struct ds_err *err);
 

@@ -104,6 +104,46 @@ static void print_memory(FILE *fp, const struct ds_summary *r) {
   }
 }
 
+/* What NCCL's model ran for the all-reduces (report.h nccl_runs): up to
+ * DS__NCCL_RUNS_SHOWN runs of equal choices, in the order they ran, each
+ * with its count ("ring/LL128 x3, ring/Simple x1"); more runs (choices
+ * that alternate with the bucket sizes) as each choice's total, in the
+ * order first run, and how many runs: the JSON's nccl_allreduces has the
+ * order. */
+#define DS__NCCL_RUNS_SHOWN 4
+static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
+  if (r->n_nccl_runs == 0) return;
+  char name[DS_AR_ALGO_NAME_MAX];
+  fputs("    nccl        ", fp);
+  if (r->n_nccl_runs <= DS__NCCL_RUNS_SHOWN) {
+    for (int32_t k = 0; k < r->n_nccl_runs; k++) {
+      ds_allreduce_algo_name((enum ds_ar_algo)r->nccl_runs[k].algo,
+                             (enum ds_proto)r->nccl_runs[k].proto, name);
+      fprintf(fp, "%s %s x%d", k ? "," : "", name, (int)r->nccl_runs[k].calls);
+    }
+    fputs("  (in all-reduce order)\n", fp);
+    return;
+  }
+  int32_t printed = 0;
+  for (int32_t k = 0; k < r->n_nccl_runs; k++) {
+    const struct ds_summary_nccl_run *run = &r->nccl_runs[k];
+    int seen = 0;
+    for (int32_t j = 0; j < k && !seen; j++)
+      seen = r->nccl_runs[j].algo == run->algo && r->nccl_runs[j].proto == run->proto;
+    if (seen) continue;
+    int64_t calls = 0;
+    for (int32_t j = k; j < r->n_nccl_runs; j++)
+      if (r->nccl_runs[j].algo == run->algo && r->nccl_runs[j].proto == run->proto)
+        calls += r->nccl_runs[j].calls;
+    ds_allreduce_algo_name((enum ds_ar_algo)run->algo, (enum ds_proto)run->proto, name);
+    fprintf(fp, "%s %s x%lld", printed++ ? "," : "", name, (long long)calls);
+  }
+  if (r->nccl_calls_unlisted > 0)
+    fprintf(fp, ", %d more", (int)r->nccl_calls_unlisted);
+  fprintf(fp, "  (mixed in %d%s runs; the JSON's nccl_allreduces has the order)\n",
+          (int)r->n_nccl_runs, r->nccl_calls_unlisted > 0 ? " or more" : "");
+}
+
 static void print_buckets(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "  buckets            %d:", r->n_buckets);
   int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
@@ -113,6 +153,7 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / DS_UNITS_MIB);
   fputs(" MiB\n", fp);
   if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
+  print_nccl_calls(fp, r);
 }
 
 /* The training precision in words: the dtype, or fp32 under autocast. */

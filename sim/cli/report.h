@@ -257,6 +257,10 @@ int ds_report_host_bound(const struct ds_summary *s);
  * runs (nccl_runs above); a name without a protocol is ignored. */
 void ds_report_add_nccl_call(struct ds_summary *s, const char *algo);
 
+/* The training precision in words, as the text header says it: the
+ * dtype, or "fp32 model, autocast fp16" (bf16) under --amp. */
+const char *ds_report_precision(const struct ds_summary *r);
+
 /* The largest per-GPU peak memory of the row, GiB. */
 double ds_report_peak_mem_gib(const struct ds_summary *s);
 /* Batches one reported iteration trains per GPU: no_sync's micro-steps

@@ -156,8 +156,7 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
   print_nccl_calls(fp, r);
 }
 
-/* The training precision in words: the dtype, or fp32 under autocast. */
-static const char *precision_name(const struct ds_summary *r) {
+const char *ds_report_precision(const struct ds_summary *r) {
   if (r->amp && strcmp(r->amp, "fp16") == 0) return "fp32 model, autocast fp16";
   if (r->amp && strcmp(r->amp, "bf16") == 0) return "fp32 model, autocast bf16";
   return r->dtype;
@@ -542,7 +541,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
                 "iteration %d\n", ds_textout_printable(r->model, model, sizeof model),
             ds_textout_printable(r->topology, topology, sizeof topology),
-            ds_textout_printable(r->gpu, gpu, sizeof gpu), precision_name(r), r->net_model,
+            ds_textout_printable(r->gpu, gpu, sizeof gpu), ds_report_precision(r), r->net_model,
             r->iters, r->reported_iter);
     print_flags(fp, r);
     print_rates(fp, rows, n);
@@ -586,7 +585,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
               r->strategy, ds_textout_printable(r->model, model, sizeof model),
               ds_textout_printable(r->topology, topology, sizeof topology), ranks,
               ds_textout_printable(r->gpu, gpu, sizeof gpu),
-              (long long)r->batch_per_gpu, precision_name(r), r->net_model,
+              (long long)r->batch_per_gpu, ds_report_precision(r), r->net_model,
               coll_model_text(r->coll_model),
               r->iters,
               r->reported_iter, r->first_iter_ms);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,18 +92,42 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Into near (near_cap bytes): the names of names[0 .. count) that word
+ * begins, case ignored ("2node": 2node-ib; "dgx": "dgx-a100, dgx-h100 or
+ * dgx1-v100"), else the one a typo of it meant (ds_cli_closest), else "". */
+static void nearest(const char *word, const char *const *names, int count, char *near,
+                    size_t near_cap) {
+  size_t n = strlen(word), used = 0;
+  int begun = 0;
+  near[0] = '\0';
+  for (int i = 0; i < count; i++) begun += strncasecmp(names[i], word, n) == 0;
+  for (int i = 0, k = 0; i < count && begun > 0; i++) {
+    if (strncasecmp(names[i], word, n) != 0) continue;
+    k++;
+    const char *sep = k == 1 ? "" : k == begun ? " or " : ", ";
+    int w = snprintf(near + used, near_cap - used, "%s%s", sep, names[i]);
+    if (w < 0 || (size_t)w >= near_cap - used) { /* too many to name: the list has them */
+      near[0] = '\0';
+      return;
+    }
+    used += (size_t)w;
+  }
+  if (begun > 0) return;
+  const char *typo = ds_cli_closest(word, names);
+  if (typo) snprintf(near, near_cap, "%s", typo);
+}
+
 /* The shipped names of kind (the YAML files, less ".yaml", of the first
  * data directory that opens, data_dirs' order; gpus.yaml is no topology),
- * joined by ", " into list, and the one nearest arg (less any ".yaml")
- * when a typo could have meant it (ds_cli_closest), else NULL in near
- * (pointing into list's storage names). */
+ * joined by ", " into list, and into near what arg (less any ".yaml") may
+ * have meant (nearest), else "". */
 #define SHIPPED_MAX 64
 static void shipped(const char *kind, const char *arg, char *list, size_t cap,
-                    char names[SHIPPED_MAX][64], const char **near) {
+                    char names[SHIPPED_MAX][64], char *near, size_t near_cap) {
   char dirs[DATA_DIRS_MAX][DATA_DIR_CAP];
   int nd = data_dirs(kind, dirs);
   list[0] = '\0';
-  *near = NULL;
+  near[0] = '\0';
   DIR *d = NULL;
   for (int k = 0; k < nd && !d; k++) d = opendir(dirs[k]);
   if (!d) return;
@@ -130,7 +155,7 @@ static void shipped(const char *kind, const char *arg, char *list, size_t cap,
   if (has_yaml_suffix(arg)) na -= 5;
   if (na == 0 || na >= sizeof bare) return;
   snprintf(bare, sizeof bare, "%.*s", (int)na, arg);
-  *near = ds_cli_closest(bare, ptrs);
+  nearest(bare, ptrs, count, near, near_cap);
 }
 
 static ds_status lookup(const char *kind, const char *what, const char *arg,
@@ -157,15 +182,14 @@ static ds_status lookup(const char *kind, const char *what, const char *arg,
                       other[0] == 'm' ? "model" : "topology",
                       other[0] == 'm' ? "--model" : "--topo", tried);
   /* A name, not a path: the shipped ones, and the one a typo meant. */
-  char list[1024] = "", names[SHIPPED_MAX][64];
-  const char *near = NULL;
+  char list[1024] = "", names[SHIPPED_MAX][64], near[256] = "";
   if (strchr(arg, '/') == NULL &&
       (strcmp(kind, "topologies") == 0 || strcmp(kind, "models") == 0))
-    shipped(kind, arg, list, sizeof list, names, &near);
+    shipped(kind, arg, list, sizeof list, names, near, sizeof near);
   if (list[0])
     return ds_err_set(err, DS_EUSAGE, "%s '%s' not found%s%s%s (looked for: %s); shipped "
-                      "%s: %s", what, arg, near ? "; did you mean " : "", near ? near : "",
-                      near ? "?" : "", tried, kind, list);
+                      "%s: %s", what, arg, near[0] ? "; did you mean " : "", near,
+                      near[0] ? "?" : "", tried, kind, list);
   return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
                     arg, tried);
 }

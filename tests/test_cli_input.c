@@ -37,6 +37,14 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 4gpu --model resnet5", "model 'resnet5' not found; did you mean resnet50? "
        "(looked for: "},
       {"--topo 4gpux", "; shipped topologies: 2node-ib, 4gpu, cluster-512x8-h100"},
+      /* the shipped names the word begins, case ignored, before a typo's
+       * (2node is 3 edits from 2node-ib, past a typo's 2) */
+      {"--topo 2node", "topology '2node' not found; did you mean 2node-ib? (looked for: "},
+      {"--topo 2node.yaml", "topology '2node.yaml' not found; did you mean 2node-ib? "},
+      {"--topo dgx", "topology 'dgx' not found; did you mean dgx-a100, dgx-h100 or "
+       "dgx1-v100? (looked for: "},
+      {"--topo 4gpu --model BERT-base-squad", "model 'BERT-base-squad' not found; did you "
+       "mean bert-base-squad or bert-base-squad-dle? (looked for: "},
       {"--topo 4gpu --model nomodel", "; shipped models: bert-base, bert-base-squad,"},
       {"--topo 4gpu --bucket-mbs 25", "unknown option \"--bucket-mbs\" (did you mean "
        "--bucket-mb? see ddpsim --help)"},

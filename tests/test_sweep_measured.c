@@ -405,3 +405,40 @@ Test(sweep_measured, the_predicted_optimum_fits_in_memory) {
   cr_assert_eq(c.pred_best, 2);
   ds_measured_cmp_release(&c);
 }
+
+/* The plot's title names the precision as the text header does: --amp
+ * fp16 trains an fp32 model under autocast, which changes every time of
+ * the curves (the title named strategy, model and topology only). */
+Test(sweep_measured, the_plot_title_names_the_precision) {
+  ds_test_require_gnuplot();
+  static const struct {
+    const char *flag, *title;
+  } cases[] = {{"", "'ddpsim: ddp tiny on tiny, fp32, --bucket-mb sweep'"},
+               {"--amp fp16 ", "'ddpsim: ddp tiny on tiny, fp32 model, autocast fp16, "
+                               "--bucket-mb sweep'"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char dir[] = "/tmp/ddpsim-swtitle-XXXXXX", fake[300], gp[300], env[400], args[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(fake, sizeof fake, "%s/gnuplot", dir);
+    snprintf(gp, sizeof gp, "%s/script.gp", dir);
+    FILE *f = fopen(fake, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ntee '%s' | gnuplot\n", gp);
+    fclose(f);
+    cr_assert_eq(chmod(fake, 0755), 0);
+    snprintf(env, sizeof env, "DDPSIM_GNUPLOT=%s", fake);
+    snprintf(args, sizeof args, TINY "%s--bucket-mb 1,4 --plot %s/s.png", cases[i].flag, dir);
+    struct ds_test_result r = ds_test_run(env, ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *script = ds_test_slurp(gp);
+    cr_assert_not_null(script);
+    char want[256];
+    snprintf(want, sizeof want, "set title %s\n", cases[i].title);
+    cr_assert(strstr(script, want), "want %s in %s", want, script);
+    free(script);
+    ds_test_release(&r);
+    char rm[400];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+  }
+}

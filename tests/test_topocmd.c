@@ -264,3 +264,22 @@ Test(topocmd, gddr_memory_is_not_called_hbm) {
   cr_assert_null(strstr(o.text, "HBM"), "%s", o.text);
   free(o.text);
 }
+
+/* A hand-written device list keeps the file's names: list4's switches sw0
+ * and sw1 and its CPU `cpu` were printed as switch0, switch1 and cpu0, and
+ * its GPUs x .. w as gpu0 .. gpu3 alone. A GPU is gpuN (what --from
+ * takes) with its name after it when that differs. */
+Test(topocmd, a_device_list_keeps_the_files_names) {
+  struct ds_test_output o = run("tests/data/list4.yaml --from 0 --to 3");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "route      gpu0(x) -[pcie 10 GB/s]-> sw0 -[pcie 8 GB/s]-> cpu "
+                           "-[pcie 8 GB/s]-> sw1 -[pcie 10 GB/s]-> gpu3(w)\n"), "%s", o.text);
+  cr_assert(strstr(o.text, "e.g. gpu0(x) -> sw0\n"), "%s", o.text);
+  free(o.text);
+  /* dgx1-v100 names its GPUs gpu0 .. gpu7 (printed so, once) and its
+   * switches pcie0 .. pcie3 */
+  o = run("dgx1-v100 --from 0 --to 0");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "e.g. gpu0 -> pcie0\n"), "%s", o.text);
+  free(o.text);
+}

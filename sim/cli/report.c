@@ -14,6 +14,7 @@
 #include "base/units.h"
 #include "analysis/metrics.h"
 #include "sim/cli/report_impl.h"
+#include "sim/coll/coll.h"
 
 static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
   s->iter_ms = m->v[DS_METRIC_iter_ms];
@@ -185,6 +186,21 @@ int ds__report_exact_digits(double x) {
 double ds_report_waiting_ms(const struct ds_summary *r) {
   double rest = r->iter_ms - r->gpu_busy_ms - r->exposed_comm_ms - r->host_exposed_ms;
   return rest > 0 ? rest : 0;
+}
+
+void ds_report_add_nccl_call(struct ds_summary *s, const char *algo) {
+  enum ds_ar_algo a;
+  enum ds_proto p;
+  if (ds_allreduce_algo_parse(algo, &a, &p) != DS_OK || p >= DS_PROTO_COUNT) return;
+  struct ds_summary_nccl_run *last = s->n_nccl_runs > 0 ? &s->nccl_runs[s->n_nccl_runs - 1] : NULL;
+  if (last && last->algo == a && last->proto == p && s->nccl_calls_unlisted == 0) {
+    last->calls++;
+  } else if (s->n_nccl_runs < DS_SUMMARY_MAX_NCCL_RUNS && s->nccl_calls_unlisted == 0) {
+    s->nccl_runs[s->n_nccl_runs++] = (struct ds_summary_nccl_run){
+        .algo = (uint8_t)a, .proto = (uint8_t)p, .calls = 1};
+  } else {
+    s->nccl_calls_unlisted++;
+  }
 }
 
 int ds_report_host_bound(const struct ds_summary *s) {

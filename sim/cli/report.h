@@ -42,6 +42,7 @@ extern "C" {
 
 #define DS_MAX_BUCKETS_SHOWN 4096
 #define DS_SUMMARY_MAX_STRAGGLERS 64 /* options.h DS_MAX_STRAGGLERS */
+#define DS_SUMMARY_MAX_NCCL_RUNS 256
 
 struct ds_summary {
   const char *strategy;
@@ -119,6 +120,22 @@ struct ds_summary {
    * ("8 + 1"; ds_ring_nodes_uneven): the ring's bandwidth is a fallback's
    * (text: a note); "" otherwise */
   char uneven_nodes[48];
+  /* Where NCCL's model runs the all-reduces: what it ran for rank 0's
+   * all-reduces of the reported iteration (one per bucket, more under a
+   * comm hook that reduces twice), in the order they ran, as runs of the
+   * same algorithm and protocol (coll.h's enums: ring/LL128 x3 is one run
+   * of 3 calls). The text's "nccl" line under buckets, the JSON's
+   * nccl_allreduces; no CSV column (its last column is documented as
+   * kernel_models). n_nccl_runs 0 without NCCL's model (plain algorithms,
+   * one rank, dp, ps). Calls past DS_SUMMARY_MAX_NCCL_RUNS runs are
+   * counted in nccl_calls_unlisted. Plain data: rows cross process
+   * boundaries in sweeps. */
+  int32_t n_nccl_runs;
+  int32_t nccl_calls_unlisted;
+  struct ds_summary_nccl_run {
+    uint8_t algo, proto; /* enum ds_ar_algo, enum ds_proto */
+    int32_t calls;
+  } nccl_runs[DS_SUMMARY_MAX_NCCL_RUNS];
   uint64_t seed;          /* --seed: the first sample's (the timing fields') */
   /* --straggler's ranks and factors that exist in this row's world */
   int32_t n_stragglers;
@@ -234,6 +251,15 @@ enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
 /* 1 when the row is host-bound: rank 0's host exposed a tenth of the
  * iteration or more (the summary's "host-bound:" line). */
 int ds_report_host_bound(const struct ds_summary *s);
+
+/* Appends one all-reduce NCCL's model ran, named as the schedule's algo
+ * field names it ("ring/LL128"; coll.h ds_allreduce_algo_parse), to s's
+ * runs (nccl_runs above); a name without a protocol is ignored. */
+void ds_report_add_nccl_call(struct ds_summary *s, const char *algo);
+
+/* The training precision in words, as the text header says it: the
+ * dtype, or "fp32 model, autocast fp16" (bf16) under --amp. */
+const char *ds_report_precision(const struct ds_summary *r);
 
 /* The largest per-GPU peak memory of the row, GiB. */
 double ds_report_peak_mem_gib(const struct ds_summary *s);

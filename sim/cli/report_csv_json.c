@@ -11,6 +11,7 @@
 
 #include "base/textout.h"
 #include "base/units.h"
+#include "sim/coll/coll.h"
 
 /* X(column, printf format, expression over const struct ds_summary *r) */
 #define DS_SUMMARY_COLUMNS(X)                                   \
@@ -251,7 +252,15 @@ int ds__report_print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fputs(", \"bucket_mib\": [", fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
       fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / DS_UNITS_MIB);
-    fputs("], \"compute_rates\": [", fp);
+    /* what NCCL's model ran, in order: runs of equal choices (report.h) */
+    fputs("], \"nccl_allreduces\": [", fp);
+    for (int32_t k = 0; k < r->n_nccl_runs; k++)
+      fprintf(fp, "%s{\"algo\": \"%s\", \"proto\": \"%s\", \"calls\": %d}", k ? ", " : "",
+              ds_ar_algo_name((enum ds_ar_algo)r->nccl_runs[k].algo),
+              ds_proto_name((enum ds_proto)r->nccl_runs[k].proto), (int)r->nccl_runs[k].calls);
+    if (r->nccl_calls_unlisted > 0)
+      fprintf(fp, "], \"nccl_calls_unlisted\": %d", (int)r->nccl_calls_unlisted);
+    fputs(r->nccl_calls_unlisted > 0 ? ", \"compute_rates\": [" : "], \"compute_rates\": [", fp);
     print_json_rates(fp, &r->rates);
     fputs("], \"kernel_models\": [", fp);
     print_json_kernel_models(fp, &r->kernel_models);

@@ -104,6 +104,46 @@ static void print_memory(FILE *fp, const struct ds_summary *r) {
   }
 }
 
+/* What NCCL's model ran for the all-reduces (report.h nccl_runs): up to
+ * DS__NCCL_RUNS_SHOWN runs of equal choices, in the order they ran, each
+ * with its count ("ring/LL128 x3, ring/Simple x1"); more runs (choices
+ * that alternate with the bucket sizes) as each choice's total, in the
+ * order first run, and how many runs: the JSON's nccl_allreduces has the
+ * order. */
+#define DS__NCCL_RUNS_SHOWN 4
+static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
+  if (r->n_nccl_runs == 0) return;
+  char name[DS_AR_ALGO_NAME_MAX];
+  fputs("    nccl        ", fp);
+  if (r->n_nccl_runs <= DS__NCCL_RUNS_SHOWN) {
+    for (int32_t k = 0; k < r->n_nccl_runs; k++) {
+      ds_allreduce_algo_name((enum ds_ar_algo)r->nccl_runs[k].algo,
+                             (enum ds_proto)r->nccl_runs[k].proto, name);
+      fprintf(fp, "%s %s x%d", k ? "," : "", name, (int)r->nccl_runs[k].calls);
+    }
+    fputs("  (in all-reduce order)\n", fp);
+    return;
+  }
+  int32_t printed = 0;
+  for (int32_t k = 0; k < r->n_nccl_runs; k++) {
+    const struct ds_summary_nccl_run *run = &r->nccl_runs[k];
+    int seen = 0;
+    for (int32_t j = 0; j < k && !seen; j++)
+      seen = r->nccl_runs[j].algo == run->algo && r->nccl_runs[j].proto == run->proto;
+    if (seen) continue;
+    int64_t calls = 0;
+    for (int32_t j = k; j < r->n_nccl_runs; j++)
+      if (r->nccl_runs[j].algo == run->algo && r->nccl_runs[j].proto == run->proto)
+        calls += r->nccl_runs[j].calls;
+    ds_allreduce_algo_name((enum ds_ar_algo)run->algo, (enum ds_proto)run->proto, name);
+    fprintf(fp, "%s %s x%lld", printed++ ? "," : "", name, (long long)calls);
+  }
+  if (r->nccl_calls_unlisted > 0)
+    fprintf(fp, ", %d more", (int)r->nccl_calls_unlisted);
+  fprintf(fp, "  (mixed in %d%s runs; the JSON's nccl_allreduces has the order)\n",
+          (int)r->n_nccl_runs, r->nccl_calls_unlisted > 0 ? " or more" : "");
+}
+
 static void print_buckets(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "  buckets            %d:", r->n_buckets);
   int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
@@ -113,10 +153,10 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / DS_UNITS_MIB);
   fputs(" MiB\n", fp);
   if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
+  print_nccl_calls(fp, r);
 }
 
-/* The training precision in words: the dtype, or fp32 under autocast. */
-static const char *precision_name(const struct ds_summary *r) {
+const char *ds_report_precision(const struct ds_summary *r) {
   if (r->amp && strcmp(r->amp, "fp16") == 0) return "fp32 model, autocast fp16";
   if (r->amp && strcmp(r->amp, "bf16") == 0) return "fp32 model, autocast bf16";
   return r->dtype;
@@ -501,7 +541,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
                 "iteration %d\n", ds_textout_printable(r->model, model, sizeof model),
             ds_textout_printable(r->topology, topology, sizeof topology),
-            ds_textout_printable(r->gpu, gpu, sizeof gpu), precision_name(r), r->net_model,
+            ds_textout_printable(r->gpu, gpu, sizeof gpu), ds_report_precision(r), r->net_model,
             r->iters, r->reported_iter);
     print_flags(fp, r);
     print_rates(fp, rows, n);
@@ -545,7 +585,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
               r->strategy, ds_textout_printable(r->model, model, sizeof model),
               ds_textout_printable(r->topology, topology, sizeof topology), ranks,
               ds_textout_printable(r->gpu, gpu, sizeof gpu),
-              (long long)r->batch_per_gpu, precision_name(r), r->net_model,
+              (long long)r->batch_per_gpu, ds_report_precision(r), r->net_model,
               coll_model_text(r->coll_model),
               r->iters,
               r->reported_iter, r->first_iter_ms);

@@ -224,6 +224,22 @@ out:
   return st;
 }
 
+/* What NCCL's model ran for rank 0's all-reduces of blocks [b0, b1) (the
+ * reported iteration), in schedule order, which is the order a rank's comm
+ * stream runs them: the builder names each op's algorithm and protocol in
+ * its algo field (ddp.c ds__ddp_emit_allreduce), the trace's algo column. */
+static void record_nccl_calls(const struct ds_shared_schedule *s, size_t b0, size_t b1,
+                              struct ds_summary *sum) {
+  for (size_t b = b0; b < b1; b++) {
+    const struct ds_sched_block *bl = &s->blocks[b];
+    if (bl->first_rank != 0) continue;
+    for (uint32_t t = bl->first_op; t < bl->first_op + bl->n_ops; t++) {
+      const struct ds_op *op = &s->tmpl->ops[t];
+      if (op->kind == DS_OP_ALLREDUCE) ds_report_add_nccl_call(sum, op->algo);
+    }
+  }
+}
+
 ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_summary *sum,
                            double **bucket_bytes, struct ds_err *err) {
   const struct ds_options *o = c->opt;
@@ -327,6 +343,7 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
     ds_jitter_quantiles(times, (size_t)n_samples, &sum->iter_p50_ms, &sum->iter_p95_ms,
                         &sum->iter_p99_ms);
   }
+  if (c->use_nccl) record_nccl_calls(sched, iter_block[last], iter_block[n_it], sum);
   sum->bucket_mb = bucket_mb;
   sum->first_bucket_mb = ds_options_first_bucket_mb(o, bucket_mb);
   sum->bucket_rule = plan.rule;

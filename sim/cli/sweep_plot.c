@@ -16,6 +16,7 @@
 
 #include "base/atomic_file.h"
 #include "base/gnuplot.h"
+#include "sim/cli/report.h"
 #include "sim/cli/sweep.h"
 
 static const char *const var_label[DS_VAR_COUNT] = {
@@ -103,12 +104,14 @@ static void write_script(FILE *gp, const char *term, const char *out,
   int hooks = var == DS_VAR_COMM_HOOK, y2 = ds_sweep_per_sample(var);
   /* both fit: the model's and topology's names are under DS_NAME_CAP
    * (base/config.c ds_cnode_name), a label under 24 bytes, a time in ms
-   * under 20 digits (int64 ns), the rest under 100 bytes */
+   * under 20 digits (int64 ns), the precision under 30, the rest under
+   * 100 bytes */
   char title[512], mark[256];
   fprintf(gp, "set terminal %s size 1000,600 noenhanced font ',11'\nset output ", term);
   ds_gnuplot_string(gp, out);
-  snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s sweep%s%s", b->strategy, b->model,
-           b->topology, ds_options_var_flag(var), x->m ? ", predicted and measured" : "",
+  snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s, %s sweep%s%s", b->strategy,
+           b->model, b->topology, ds_report_precision(b), ds_options_var_flag(var),
+           x->m ? ", predicted and measured" : "",
            x->best < 0 ? " (none fits in the GPU's memory)" : "");
   fputs("\nset title ", gp);
   ds_gnuplot_string(gp, title);

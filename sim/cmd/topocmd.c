@@ -103,8 +103,24 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
 
 /* "gpu3", "switch0", "nic2@node1", "switch0@fabric": the vertex's kind, its
  * index among the vertices of that kind in its node, and the node when there
- * are several (devices outside every node belong to the fabric). */
+ * are several (devices outside every node belong to the fabric). A device
+ * list's devices keep the file's names: a GPU is gpuN (what --from takes)
+ * with its name after it where that differs, "gpu0(x)"; any other device
+ * is its name ("pcie0"), unique in the file. */
 static void vertex_label(const struct ds_topo *t, int32_t v, char *buf, size_t cap) {
+  const char *name = t->vertex_name ? t->vertex_name[v] : NULL;
+  char own[128];
+  if (name) ds_textout_printable(name, own, sizeof own);
+  if (name && t->vertex_kind[v] != DS_VERTEX_GPU) {
+    snprintf(buf, cap, "%s", own);
+    return;
+  }
+  if (name) {
+    char gpu[32];
+    snprintf(gpu, sizeof gpu, "gpu%d", (int)v); /* GPUs are vertices 0..N-1 */
+    snprintf(buf, cap, strcmp(gpu, own) == 0 ? "%s" : "%s(%s)", gpu, own);
+    return;
+  }
   int32_t idx = 0;
   for (int32_t u = 0; u < v; u++)
     idx += t->vertex_kind[u] == t->vertex_kind[v] && t->vertex_node[u] == t->vertex_node[v];
@@ -224,7 +240,7 @@ static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
       n += strcmp(r->kind, l->kind) == 0 && r->bw_bytes_per_s == l->bw_bytes_per_s &&
            r->lat_ns == l->lat_ns;
     }
-    char a[48], b[48];
+    char a[160], b[160];
     vertex_label(t, r->src, a, sizeof a);
     vertex_label(t, r->dst, b, sizeof b);
     fprintf(out, "             %6d x %-6s %8.1f GB/s %6.2f us   e.g. %s -> %s\n", n, r->kind,
@@ -238,7 +254,7 @@ static ds_status print_route(FILE *out, struct ds_topo *t, int32_t from, int32_t
   int32_t links[DS_TOPO_MAX_ROUTE], n;
   DS_CHECK(ds_topo_route(t, from, to, links, DS_TOPO_MAX_ROUTE, &n, err));
   double bw = 0, lat = 0;
-  char label[48];
+  char label[160];
   vertex_label(t, t->gpu_vertex[from], label, sizeof label);
   fprintf(out, "  route      %s", label);
   for (int32_t k = 0; k < n; k++) {
@@ -359,7 +375,7 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
   if (from != to) {
     DS_CHECK(print_route(out, t, from, to, err));
   } else {
-    char label[48];
+    char label[160];
     vertex_label(t, t->gpu_vertex[from], label, sizeof label);
     fprintf(out, "  route      %s -> %s: the same GPU, no link crossed\n", label, label);
   }

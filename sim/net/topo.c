@@ -567,6 +567,8 @@ void ds_topo_free(struct ds_topo *t) {
   free(t->vertex_kind);
   free(t->vertex_node);
   free(t->gpu_vertex);
+  for (int32_t v = 0; t->vertex_name && v < t->n_vertices; v++) free(t->vertex_name[v]);
+  free(t->vertex_name);
   free(t->links);
   free(t->out_first);
   free(t->out_links);

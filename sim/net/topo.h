@@ -307,6 +307,10 @@ struct ds_topo {
   enum ds_vertex_kind *vertex_kind; /* [n_vertices] */
   int32_t *vertex_node;             /* [n_vertices], node index; -1: the fabric */
   int32_t *gpu_vertex;              /* [n_gpus]: vertex id of GPU g */
+  /* [n_vertices], owned: each vertex's name in an explicit `devices:`
+   * list (topo_list.c), what `ddpsim topo` prints; NULL for templates,
+   * whose devices it names by kind and index */
+  char **vertex_name;
   struct ds_link *links;            /* [n_links] */
   int32_t n_links;
   int32_t *out_first; /* CSR adjacency: out links of v are */

@@ -5,7 +5,8 @@
  *
  * GPUs are numbered 0..N-1 in their order of appearance in `devices`, node
  * by node (GPU g must be on node g / gpus_per_node); they are vertices
- * 0..N-1, the other devices follow in order of appearance. Links are
+ * 0..N-1, the other devices follow in order of appearance; the topology
+ * keeps each device's name (vertex_name, what `ddpsim topo` prints). Links are
  * created in file order (a duplex link: from -> to, then to -> from), which
  * is the tie-break order of routes. Once built, every GPU must reach every
  * other one without passing through a third: otherwise the load fails and
@@ -165,6 +166,13 @@ static ds_status read_devices(struct ds_topo *t, const struct ds_cnode *root,
       DS_CHECK_GOTO(ds__topo_add_vertex(t, kind[i], node_of[i], &d->dev[i].vertex), st, out);
       if (pass == 0) t->gpu_vertex[d->dev[i].vertex] = d->dev[i].vertex;
     }
+  /* the file's names, for `ddpsim topo` (the config's strings die with it) */
+  t->vertex_name = calloc((size_t)t->n_vertices, sizeof *t->vertex_name);
+  if (!t->vertex_name) { st = DS_ENOMEM; goto out; }
+  for (size_t i = 0; i < d->n; i++) {
+    t->vertex_name[d->dev[i].vertex] = strdup(d->dev[i].name);
+    if (!t->vertex_name[d->dev[i].vertex]) { st = DS_ENOMEM; goto out; }
+  }
 out:
   free(kind);
   free(node_of);

@@ -670,3 +670,58 @@ Test(net, deliveries_batched_in_the_order_of_one_event_per_flow) {
   cr_assert_eq(ds_engine_fired(h.eng), 6);
   teardown_h(&h);
 }
+
+/* Flow 2's delivery starts flow 3 on link 0 (a step that waits for its
+ * chunk), as a ring's next send waits for the previous one's receipt. */
+static void chain_done(void *owner, uint64_t tag) {
+  struct harness *h = owner;
+  on_done(owner, tag);
+  if (tag == 2)
+    cr_assert_eq(ds_net_flow_start(h->net, L0, NULL, 1, 9000, 0, 0, 3), DS_OK);
+}
+
+/* Links 0 (9 GB/s) and 1 (nic_bw); flows 0 and 1, 9000 B each on link 0,
+ * and flow 2, 4000 B on link 1, all at t = 0; flow 3 as chain_done says.
+ * Runs to the end; the flows' done times are in h. */
+static void run_join(struct harness *h, double nic_bw) {
+  memset(h, 0, sizeof *h);
+  h->links[0] = (struct ds_link){0, 1, 9e9, 0, "port"};
+  h->links[1] = (struct ds_link){0, 1, nic_bw, 0, "nic"};
+  h->topo.links = h->links;
+  h->topo.n_links = 2;
+  for (int i = 0; i < MAX_FLOWS; i++) h->done_ns[i] = -1;
+  cr_assert_eq(ds_engine_new(0, handle, h, &h->eng), DS_OK);
+  cr_assert_eq(ds_net_new(&h->topo, h->eng, DS_NET_MAXMIN, chain_done, NULL, h, &h->net), DS_OK);
+  cr_assert_eq(ds_net_flow_start(h->net, L0, NULL, 1, 9000, 0, 0, 0), DS_OK);
+  cr_assert_eq(ds_net_flow_start(h->net, L0, NULL, 1, 9000, 0, 0, 1), DS_OK);
+  cr_assert_eq(ds_net_flow_start(h->net, L1, NULL, 1, 4000, 0, 0, 2), DS_OK);
+  cr_assert_eq(ds_engine_run(h->eng, INT64_MAX), DS_OK);
+}
+
+Test(net, a_faster_link_can_delay_flows_that_do_not_cross_it) {
+  /* Why a faster NIC can slow a per-flow ring (docs/collectives.md, "A
+   * faster link can make a collective slower"): a GPU's NVSwitch port
+   * (link 0, 9 GB/s) carries two rails' step sends (flows 0 and 1); a third
+   * rail's send (flow 3) waits for its chunk over the NIC (flow 2, 4000 B).
+   * Max-min gives flows 0 and 1 4.5 GB/s each until flow 3 joins at t_j
+   * (the NIC's delivery), then 3 GB/s each, so they end at
+   *   t_j + (9000 B - 4.5 GB/s * t_j) / 3 GB/s = 3 us - t_j / 2,
+   * and flow 3 ends when the port has moved all 27000 B, 3 us, whatever
+   * t_j. Expected, because of that: NIC 4 GB/s, t_j = 1 us: flows 0 and 1
+   * end at 2.5 us; NIC 8 GB/s, t_j = 0.5 us: at 2.75 us, later, while flow
+   * 3 gains nothing. Equal shares are no priority for the sends the next
+   * steps wait on; the per-flow ring's steps are such sends. */
+  struct harness h;
+  run_join(&h, 4e9);
+  cr_assert_eq(h.done_ns[2], 1000);
+  cr_assert_eq(h.done_ns[0], 2500);
+  cr_assert_eq(h.done_ns[1], 2500);
+  cr_assert_eq(h.done_ns[3], 3000);
+  teardown_h(&h);
+  run_join(&h, 8e9);
+  cr_assert_eq(h.done_ns[2], 500);
+  cr_assert_eq(h.done_ns[0], 2750);
+  cr_assert_eq(h.done_ns[1], 2750);
+  cr_assert_eq(h.done_ns[3], 3000);
+  teardown_h(&h);
+}

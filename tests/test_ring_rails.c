@@ -474,3 +474,66 @@ Test(ring_rails, unlike_rails_do_not_fold) {
    * folding, and finish as they do without it. */
   check_fold("topologies/2node-ib.yaml", 16, 8, 0, 1);
 }
+
+/* 2 nodes x 4 GPUs on an NVSwitch of 9 GB/s links (1.5 us each way, so 3 us
+ * a GPU-to-GPU hop), a NIC per GPU at 10 GB/s; the GPU-NIC link (PCIe) at
+ * pcie_gbps. */
+static void load_port_bound(struct harness *h, int pcie_gbps) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: port-bound\ngpu: TestGPU\nnodes: 2\n"
+           "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n  link_bw: 9GBps\n"
+           "  link_lat: 1.5us\ninter_node:\n  template: ib\n  nics_per_node: 4\n"
+           "  nic_bw: 10GBps\n  nic_lat: 5us\n  gpu_nic_bw: %dGBps\n  gpu_nic_lat: 1us\n"
+           "compute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 0us\n"
+           "  fp32_math: fp32\n",
+           pcie_gbps);
+  harness_load_text(h, text, "tests/data/gpus.yaml");
+}
+
+Test(ring_rails, a_faster_link_never_slows_the_aggregated_rails) {
+  /* port-bound: K = 4 rails; in a node each rail crosses 3 NVSwitch hops,
+   * so a GPU's port up to the switch carries 3 of the 4 rails: 3 GB/s each
+   * when all send at once, below any rail's own hops (9 GB/s NVLink;
+   * min(PCIe, 10) across). Raising PCIe 3 -> 4 -> 6 -> 10 GB/s must never
+   * slow the aggregated all-reduce. The aggregate once took its latency
+   * from a rail alone (paced by its own slowest hop) and its pace from the
+   * rails' shares (the port's 3 GB/s): as PCIe rose the rail alone hid less
+   * of its NVLink latency behind the network hop, while the port kept the
+   * pace, so 1 MiB went 164.9 -> 187.0 -> 212.7 -> 229.5 us and 8 MiB
+   * 1235.3 -> 1289.7 us at 10 GB/s (per flow 1226.3). Now a waiting send
+   * moves at the rails' share (164.9, 158.6, 155.9, 155.9 us at 1 MiB).
+   * Expected at 8 MiB, PCIe 10 GB/s, because the port paces
+   * every step and no run of hops adds latency beyond one NVLink hop's
+   * (each hop's own step, 29.1 us NVLink or 26.2 us network, plus its 3 or
+   * 12 us latency, is below the 87.4 us pace):
+   *   T = 14 steps * (8 MiB / 4 rails / 8) / 3 GB/s + 3 us = 1226.339 us,
+   * aggregated and per flow alike. */
+  const int pcie[] = {3, 4, 6, 10};
+  const double sizes[] = {1 << 20, 8 << 20};
+  for (int s = 0; s < 2; s++) {
+    int64_t last = INT64_MAX;
+    for (int k = 0; k < 4; k++) {
+      struct harness h;
+      load_port_bound(&h, pcie[k]);
+      open_rails(&h, NULL, 8, 4);
+      int64_t agg = run_kind(&h, DS_COLL_ALLREDUCE, 8, sizes[s], DS_COLL_AGGREGATE, NULL);
+      cr_assert_leq(agg, last, "%.0f bytes, PCIe %d GB/s: %lld ns, slower than %lld ns",
+                    sizes[s], pcie[k], (long long)agg, (long long)last);
+      last = agg;
+      if (sizes[s] == 8 << 20 && pcie[k] == 10) {
+        double step = (8 << 20) / 4.0 / 8;
+        int64_t want = llround(14 * step / 3e9 * 1e9 + 3000);
+        cr_assert(llabs(agg - want) <= 2, "aggregate %lld, want %lld", (long long)agg,
+                  (long long)want);
+        cr_assert_float_eq(ds_ring_allreduce_ns(&h.ring, sizes[s]), (double)want, 2.0);
+        harness_release(&h);
+        open_rails(&h, NULL, 8, 4);
+        int64_t flow = run_kind(&h, DS_COLL_ALLREDUCE, 8, sizes[s], DS_COLL_FLOW, NULL);
+        cr_assert(llabs(flow - want) <= 10, "per flow %lld, want %lld", (long long)flow,
+                  (long long)want);
+      }
+      unload(&h);
+    }
+  }
+}

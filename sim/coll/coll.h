@@ -123,6 +123,13 @@ struct ds_ring {
    * aggregated ring runs at (hop_bw where no link is crossed twice; owned;
    * NULL: hop_bw, as in the rails' quotient) */
   double *hop_share_bw;
+  /* [n] a rail's hops only (set by ds_ring_build_rails on each of K >= 2
+   * rails; owned): hop i's bottleneck when every hop of every rail sends at
+   * once, min over its links of bw / (hops of all the rails crossing it).
+   * The smallest is the rate the aggregated rails' flows share links at,
+   * which paces them (a rail's NVSwitch port: 450/7 GB/s on a DGX H100,
+   * where its own hops see 450). NULL: hop_share_bw paces. */
+  double *hop_rails_bw;
   double max_lat_ns;
   /* Latency on the critical path of 2(N-1) steps: data advances one hop per
    * step, so the chain crosses 2(N-1) consecutive hops; this is the largest
@@ -210,9 +217,11 @@ double ds_ring_steps_ns(const struct ds_ring *ring, int32_t steps, double step_b
  * of one ring (hops sharing a link at their shares), and for the aggregated
  * ring, which runs this form: its latency is the form less the pacing
  * 2(N-1) * d_slow. With rails: the largest such latency of the rails (each
- * S/K) + 2(N-1)/N * bytes / ds_ring_busbw; per flow the rails' hops that
- * share a link (the NVLink ports the rails cross in a node) slow each other
- * where they overlap, which this form leaves out (docs/collectives.md). */
+ * S/K; a send waiting on a hop at the hop's hop_rails_bw, the pace of the
+ * rails together, so that no faster link lengthens it) + 2(N-1)/N * bytes /
+ * ds_ring_busbw; per flow the rails' hops that share a link (the NVLink
+ * ports the rails cross in a node) slow each other where they overlap,
+ * which this form leaves out (docs/collectives.md). */
 double ds_ring_allreduce_ns(const struct ds_ring *ring, double bytes);
 
 struct ds_coll;

@@ -89,33 +89,44 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* ds_ring_steps_ns (coll.h) on hops of data time d[i] and latency l[i].
- * For each value m of d, the runs with no d above m and some d equal to m
- * score sum_W (d + l - m) + steps * m, which is their time exactly (their
- * slowest hop is m): a largest sum over runs of at most `steps` hops that
- * hold a hop of m, found with the prefix sums P over the hops unrolled
- * (run [s, e) starting at s < n) and a sliding minimum of P[s] over the
- * starts allowed, s in [max(e - steps, last hop above m + 1), min(n - 1,
- * last hop of m)], both ends only rising with e: O(n + steps) per distinct
- * d, one or two on the shipped topologies (NVLink and network hops). Out of
- * memory: the chain of `steps` latencies plus steps * d_slow, the upper
+/* ds_ring_steps_ns (coll.h) on hops of data time d[i], latency l[i] and
+ * pace p[i] >= d[i] (the time a send waiting on hop i takes: d[i] for a
+ * ring alone; with rails, the step at the hop's share among all rails,
+ * which paces the aggregated rails): a run W scores sum_W (d + l) +
+ * (steps - |W|) * max_W p. For each value m of p, the runs with no p above
+ * m and some p equal to m score sum_W (d + l - m) + steps * m, which is
+ * their time exactly (their pacing hop is m): a largest sum over runs of at
+ * most `steps` hops that hold a hop of m, found with the prefix sums P over
+ * the hops unrolled (run [s, e) starting at s < n) and a sliding minimum of
+ * P[s] over the starts allowed, s in [max(e - steps, last hop above m + 1),
+ * min(n - 1, last hop of m)], both ends only rising with e: O(n + steps)
+ * per distinct p, one or two on the shipped topologies (NVLink and network
+ * hops); at least steps * p[i] + l[i] for every hop i. No score rises
+ * when a d, l or p falls, so a faster link never makes it longer. Out of
+ * memory: the chain of `steps` latencies plus steps * p_slow, the upper
  * bound the aggregate charged before. */
-static double steps_time(const double *d, const double *l, int32_t n, int32_t steps) {
+static double steps_time(const double *d, const double *l, const double *p, int32_t n,
+                         int32_t steps) {
   if (n < 2 || steps < 1) return 0;
   int32_t u = n + steps - 1; /* hops unrolled: runs [s, e), s < n, e <= u */
   double *vals = malloc((size_t)n * sizeof *vals);
   double *pre = malloc(((size_t)u + 1) * sizeof *pre);
   int32_t *dq = malloc(((size_t)u + 1) * sizeof *dq);
-  double best = 0, d_max = 0;
-  for (int32_t i = 0; i < n; i++)
-    if (d[i] > d_max) d_max = d[i];
+  double best = 0, p_max = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (p[i] > p_max) p_max = p[i];
+    /* every send on hop i at its pace, then its latency: the rails' links
+     * carry all their bytes at the shares at best (no run above may end
+     * below that); where p = d the run {i} scores this already */
+    if (steps * p[i] + l[i] > best) best = steps * p[i] + l[i];
+  }
   if (!vals || !pre || !dq) {
     free(vals);
     free(pre);
     free(dq);
-    return window_lat(l, n, steps) + steps * d_max;
+    return window_lat(l, n, steps) + steps * p_max;
   }
-  memcpy(vals, d, (size_t)n * sizeof *vals);
+  memcpy(vals, p, (size_t)n * sizeof *vals);
   qsort(vals, (size_t)n, sizeof *vals, cmp_double);
   for (int32_t v = 0; v < n; v++) {
     double m = vals[v];
@@ -124,8 +135,8 @@ static double steps_time(const double *d, const double *l, int32_t n, int32_t st
     pre[0] = 0;
     for (int32_t e = 1; e <= u; e++) {
       int32_t x = e - 1, h = x % n;
-      if (d[h] > m) last_wall = x;
-      if (d[h] == m) last_mark = x;
+      if (p[h] > m) last_wall = x;
+      if (p[h] == m) last_mark = x;
       pre[e] = pre[x] + d[h] + l[h] - m;
       int32_t hi = last_mark < n - 1 ? last_mark : n - 1;
       int32_t lo = e - steps > last_wall + 1 ? e - steps : last_wall + 1;
@@ -146,27 +157,34 @@ static double steps_time(const double *d, const double *l, int32_t n, int32_t st
   return best;
 }
 
-/* steps_time on ring r with step_bytes a step; *pace_ns (may be NULL) gets
- * steps * d_slow, the part the slowest hop's rate paces. */
+/* steps_time on ring r with step_bytes a step, each hop moving at its
+ * hop_share_bw; rails_paced: a send waiting on a hop takes the step at its
+ * hop_rails_bw where r is a rail (the aggregated rails' pace), else at
+ * hop_share_bw (the ring alone). *pace_ns (may be NULL) gets steps *
+ * p_slow, the part the slowest pace charges. */
 static double ring_steps(const struct ds_ring *r, int32_t steps, double step_bytes,
-                         double *pace_ns) {
+                         int rails_paced, double *pace_ns) {
   if (pace_ns) *pace_ns = 0;
   if (r->n < 2 || steps < 1) return 0;
-  double *d = malloc((size_t)r->n * sizeof *d), d_max = 0;
+  double *d = malloc(2 * (size_t)r->n * sizeof *d), p_max = 0;
   const double *bw = r->hop_share_bw ? r->hop_share_bw : r->hop_bw;
+  const double *pace_bw = rails_paced && r->hop_rails_bw ? r->hop_rails_bw : bw;
   if (!d) return r->path_lat_ns + steps * step_bytes / r->min_bw * 1e9;
+  double *p = d + r->n;
   for (int32_t i = 0; i < r->n; i++) {
     d[i] = step_bytes / bw[i] * 1e9;
-    if (d[i] > d_max) d_max = d[i];
+    p[i] = step_bytes / pace_bw[i] * 1e9;
+    if (p[i] < d[i]) p[i] = d[i];
+    if (p[i] > p_max) p_max = p[i];
   }
-  double t = steps_time(d, r->hop_lat_ns, r->n, steps);
+  double t = steps_time(d, r->hop_lat_ns, p, r->n, steps);
   free(d);
-  if (pace_ns) *pace_ns = steps * d_max;
+  if (pace_ns) *pace_ns = steps * p_max;
   return t;
 }
 
 double ds_ring_steps_ns(const struct ds_ring *r, int32_t steps, double step_bytes) {
-  return ring_steps(r, steps, step_bytes, NULL);
+  return ring_steps(r, steps, step_bytes, 0, NULL);
 }
 
 const char *ds_proto_name(enum ds_proto p) {
@@ -316,6 +334,7 @@ void ds_ring_release(struct ds_ring *r) {
   free(r->hop_lat_ns);
   free(r->hop_bw);
   free(r->hop_share_bw);
+  free(r->hop_rails_bw);
   free(r->agg_links);
   free(r->agg_mult);
   free(r->hop_class);
@@ -348,10 +367,10 @@ double ds_ring_path_lat_ns(const struct ds_ring *r) {
 double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
   if (r->n < 2) return 0;
   int32_t steps = 2 * (r->n - 1);
-  if (r->n_rails == 0) return ring_steps(r, steps, bytes / r->n, NULL);
+  if (r->n_rails == 0) return ring_steps(r, steps, bytes / r->n, 0, NULL);
   double lat = 0, pace;
   for (int32_t k = 0; k < r->n_rails; k++) {
-    double t = ring_steps(&r->rails[k], steps, bytes / r->n_rails / r->n, &pace);
+    double t = ring_steps(&r->rails[k], steps, bytes / r->n_rails / r->n, 1, &pace);
     if (t - pace > lat) lat = t - pace;
   }
   return lat + (double)steps * bytes / r->n / ds_ring_busbw(r) * 1e9;
@@ -467,10 +486,10 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
   c->steps = steps;
   c->total_sends = steps * chunks;
   if (model == DS_COLL_AGGREGATE && !proto) {
-    /* the closed form (ds_ring_steps_ns) less the slowest hop's pacing,
-     * which the one flow's rate charges */
+    /* the closed form (ds_ring_steps_ns, a rail paced at its share among
+     * all rails) less the slowest pace, which the one flow's rate charges */
     double pace;
-    c->agg_lat_ns = ring_steps(ring, steps, bytes / ring->n, &pace);
+    c->agg_lat_ns = ring_steps(ring, steps, bytes / ring->n, 1, &pace);
     c->agg_lat_ns -= pace;
   }
   c->chunk_bytes = bytes / ring->n / chunks;

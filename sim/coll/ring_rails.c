@@ -273,6 +273,23 @@ static ds_status rails_bound(const struct ds_topo *t, struct ds_ring *r, struct 
       double s = t->links[l].bw_bytes_per_s / hops[l];
       if (share < 0 || s < share) share = s;
     }
+  for (int32_t k = 0; k < r->n_rails; k++) {
+    struct ds_ring *rail = &r->rails[k];
+    free(rail->hop_rails_bw);
+    rail->hop_rails_bw = malloc((size_t)rail->n * sizeof *rail->hop_rails_bw);
+    if (!rail->hop_rails_bw) {
+      free(hops);
+      return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", r->n);
+    }
+    for (int32_t i = 0; i < rail->n; i++) {
+      double b = -1;
+      for (int32_t j = rail->hop_first[i]; j < rail->hop_first[i + 1]; j++) {
+        double s = t->links[rail->hop_links[j]].bw_bytes_per_s / hops[rail->hop_links[j]];
+        if (b < 0 || s < b) b = s;
+      }
+      rail->hop_rails_bw[i] = b > 0 ? b : rail->hop_bw[i];
+    }
+  }
   free(hops);
   r->rails_busbw = r->n_rails * share;
   return DS_OK;

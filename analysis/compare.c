@@ -54,11 +54,14 @@ static ds_status sorted_keys(const struct ds_trace *t, struct key **out) {
 }
 
 /* The latest end among the rows of keys k[0..n) (earlier iterations than
- * the one measured): the previous iteration's end (metrics.h). */
-static int64_t keys_last_end(const struct ds_trace *t, const struct key *k, size_t n) {
+ * the one measured) of rank `rank`, or of every rank when rank is -1: the
+ * previous iteration's end and rank 0's (metrics.h). */
+static int64_t keys_last_end(const struct ds_trace *t, const struct key *k, size_t n,
+                             int32_t rank) {
   int64_t e = DS_METRICS_NO_PREVIOUS;
   for (size_t i = 0; i < n; i++)
-    if (t->rows[k[i].row].end_ns > e) e = t->rows[k[i].row].end_ns;
+    if ((rank < 0 || row_op(t, k[i].row)->rank == rank) && t->rows[k[i].row].end_ns > e)
+      e = t->rows[k[i].row].end_ns;
   return e;
 }
 
@@ -74,7 +77,8 @@ static ds_status measure_iter(const struct ds_trace *t, const struct key *k, siz
     ops[i] = (struct ds_timed_op){row_op(t, k[i].row), r->start_ns, r->end_ns};
   }
   struct ds_metrics mt;
-  ds_status st = ds_metrics_measure(ops, n, keys_last_end(t, k - n_prev, n_prev), &mt);
+  ds_status st = ds_metrics_measure(ops, n, keys_last_end(t, k - n_prev, n_prev, -1),
+                                    keys_last_end(t, k - n_prev, n_prev, 0), &mt);
   free(ops);
   DS_CHECK(st);
   for (int i = 0; i < IM_COUNT; i++) m[i] = mt.v[i];

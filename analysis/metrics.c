@@ -87,8 +87,25 @@ int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n) {
   return t;
 }
 
+int64_t ds_metrics_rank0_last_end(const struct ds_timed_op *ops, size_t n) {
+  int64_t t = DS_METRICS_NO_PREVIOUS;
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].op->rank == 0 && ops[i].end_ns > t) t = ops[i].end_ns;
+  return t;
+}
+
+/* Where rank 0's window of the iteration starts (metrics.h): where its own
+ * step starts, its first op or, when that ran before its previous step
+ * ended (--loop free's launches run ahead of the GPU), that end; never
+ * later than the iteration's origin. */
+static int64_t window_start(int64_t origin_ns, int64_t rank0_first_ns,
+                            int64_t prev_rank0_end_ns) {
+  int64_t own = rank0_first_ns > prev_rank0_end_ns ? rank0_first_ns : prev_rank0_end_ns;
+  return own < origin_ns ? own : origin_ns;
+}
+
 ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
-                             struct ds_metrics *m) {
+                             int64_t prev_rank0_end_ns, struct ds_metrics *m) {
   /* rank 0's communication, compute and host intervals, and room for the
    * union of the first two: each op is in one of the three, so the first
    * two hold at most n together */
@@ -96,7 +113,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   if (!comm) return DS_ENOMEM;
   struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
   size_t n_comm = 0, n_comp = 0, n_host = 0;
-  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN, r0_first = INT64_MAX;
   /* Sums of durations, in double: each is at most 1e18 ns (the reader's
    * cap) but overlapping ops' add past int64_t; below 2^53 ns (104 days)
    * the double sum of integers is exact, so no real trace's value moves. */
@@ -109,6 +126,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     if (s < t0) t0 = s;
     if (e > t1) t1 = e;
     if (o->rank != 0) continue;
+    if (s < r0_first) r0_first = s;
     /* The step counts its GPU work (a parameter server's updates
      * included: ds_metrics_class), not the optimizer's launches (PyTorch
      * 1.4's loop), which overlap its kernels. Host ops enter nothing else. */
@@ -168,8 +186,12 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   for (size_t i = 0; i < n_comp; i++) gpu[n_gpu++] = comp[i];
   for (size_t i = 0; i < n_comm; i++) gpu[n_gpu++] = comm[i];
   n_gpu = ds_overlap_merge(gpu, n_gpu);
-  n_host = clip(host, ds_overlap_merge(host, n_host), origin, t1);
-  n_comp = clip(comp, n_comp, origin, t1);
+  /* rank 0's share of the iteration: a window of its length from where
+   * rank 0's own step starts (metrics.h) */
+  int64_t w0 = window_start(origin, r0_first, prev_rank0_end_ns);
+  int64_t w1 = n ? w0 + (t1 - origin) : w0;
+  n_host = clip(host, ds_overlap_merge(host, n_host), w0, w1);
+  n_comp = clip(comp, n_comp, w0, w1);
   v[DS_METRIC_gpu_busy_ms] = (double)ds_overlap_total_ns(comp, n_comp) / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_host_exposed_ms] =
       (double)ds_overlap_uncovered_ns(host, n_host, gpu, n_gpu) / DS_UNITS_NS_PER_MS;

@@ -18,9 +18,9 @@
  * copy ops; exposed_comm_ms, communication while no compute runs;
  * host_exposed_ms, host ops while neither compute nor communication runs
  * (the GPU waits for the host: host-bound time); the rest of iter_ms is
- * idle (waiting on other ranks). The first and last are clipped to the
- * iteration's span; with communication inside it (every strategy's
- * steady state) the three and the rest add up to iter_ms.
+ * idle (waiting on other ranks). The first and last are clipped to rank
+ * 0's window of the iteration (below); with communication inside it (every
+ * strategy's steady state) the three and the rest add up to iter_ms.
  *
  * An iteration's time runs from its start to its last op's end, over all
  * ranks. Its start is its first op's start, or the previous iteration's last
@@ -28,6 +28,17 @@
  * before the slowest one has finished (dp's GPU 0 still steps while the
  * others wait on the next input scatter) is measured by its period, and a
  * replay's iterations, separated by barriers, by their span.
+ *
+ * Rank 0's window is as long as the iteration and starts where rank 0's own
+ * step does: its first op of the iteration, or its own previous iteration's
+ * last op end when that is later (--loop free's launches run while the
+ * GPU still works on the previous step), or the iteration's start when
+ * that is earlier. Rank 0 may enter a step before the slowest rank has
+ * ended the previous one (a parameter server's rank 0 when its own pull
+ * ends; DDP with a straggler or --jitter): a window from the
+ * iteration's start would cut the start of its step off and count it as
+ * waiting. In the steady state the windows of consecutive iterations tile
+ * rank 0's timeline, so each op counts in one iteration.
  */
 #ifndef DS_METRICS_H
 #define DS_METRICS_H
@@ -96,12 +107,16 @@ int32_t ds_metrics_bucket(const struct ds_op *op);
 /* The latest op end among ops[0..n): the previous iteration's end when they
  * are every op of the earlier iterations; DS_METRICS_NO_PREVIOUS when n is 0. */
 int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n);
+/* The same among rank 0's ops alone: rank 0's previous iteration's end. */
+int64_t ds_metrics_rank0_last_end(const struct ds_timed_op *ops, size_t n);
 
 /* Measures one iteration: ops[0..n) (every rank's ops of it, any order),
- * prev_end_ns the previous iteration's last op end (DS_METRICS_NO_PREVIOUS
- * when none). DS_ENOMEM when scratch space cannot be had (m untouched). */
+ * prev_end_ns the previous iteration's last op end over every rank and
+ * prev_rank0_end_ns rank 0's own (DS_METRICS_NO_PREVIOUS when none; the
+ * two equal give a window from the iteration's start). DS_ENOMEM when
+ * scratch space cannot be had (m untouched). */
 ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
-                             struct ds_metrics *m);
+                             int64_t prev_rank0_end_ns, struct ds_metrics *m);
 
 #ifdef __cplusplus
 }

@@ -69,7 +69,8 @@ Test(analyze_checks, sums_of_long_overlapping_ops_do_not_overflow) {
   struct ds_timed_op ops[10];
   for (int i = 0; i < 10; i++) ops[i] = (struct ds_timed_op){&fwd, 0, INT64_C(1000000000000000000)};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(ops, 10, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(ops, 10, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert_eq(m.v[DS_METRIC_fwd_ms], 1e13, "fwd_ms %.17g", m.v[DS_METRIC_fwd_ms]);
   cr_assert_eq(m.v[DS_METRIC_iter_ms], 1e12, "iter_ms %.17g", m.v[DS_METRIC_iter_ms]);
   cr_assert_eq(m.v[DS_METRIC_gpu_busy_ms], 1e12);
@@ -140,13 +141,15 @@ Test(analyze_checks, ddp_overlap_pct_is_undefined_without_bucket_communication) 
   struct ds_op bwd = compute_op(DS_OP_BWD);
   struct ds_timed_op alone[1] = {{&bwd, 0, 100000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(alone, 1, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(alone, 1, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(isnan(m.v[DS_METRIC_ddp_overlap_pct]), "single: %g", m.v[DS_METRIC_ddp_overlap_pct]);
   struct ds_op bcast = compute_op(DS_OP_BROADCAST);
   bcast.stream = DS_STREAM_COMM;
   bcast.coll = 0;
   struct ds_timed_op with_bcast[2] = {{&bwd, 0, 100000}, {&bcast, 20000, 80000}};
-  cr_assert_eq(ds_metrics_measure(with_bcast, 2, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(with_bcast, 2, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert_float_eq(m.v[DS_METRIC_comm_ms], 0.060, 1e-12);
   cr_assert(isnan(m.v[DS_METRIC_ddp_overlap_pct]), "no bucket: %g",
             m.v[DS_METRIC_ddp_overlap_pct]);
@@ -167,7 +170,8 @@ Test(analyze_checks, the_gpu_union_fits_every_op) {
   struct ds_timed_op ops[4] = {
       {&fwd, 0, 10000}, {&ar, 10000, 30000}, {&fwd, 30000, 40000}, {&ar, 40000, 45000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(ops, 4, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(ops, 4, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert_float_eq(m.v[DS_METRIC_comm_ms], 0.025, 1e-12);
   cr_assert_float_eq(m.v[DS_METRIC_exposed_comm_ms], 0.025, 1e-12);
   cr_assert_float_eq(m.v[DS_METRIC_gpu_busy_ms], 0.020, 1e-12);

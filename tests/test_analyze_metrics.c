@@ -120,6 +120,38 @@ Test(analyze, a_runs_own_trace_analyzes_to_its_summary_for_every_strategy) {
   summary_equals_analyze("--topo 4gpu --strategy ps --ps-mode async --straggler 1:1.5");
 }
 
+Test(analyze, gpu_busy_is_rank0s_whole_step_when_a_straggler_holds_the_previous_one) {
+  /* Rank 2's compute 1.5 times as long: rank 0 starts its step's forward
+   * when the previous step's all-reduce and its own optimizer step are
+   * done, before rank 2 has ended its step, so the iteration's start (the
+   * previous step's last end on any rank) falls inside rank 0's step.
+   * Rank 0's window starts at its own step (analysis/metrics.h): GPU busy
+   * is all of rank 0's compute and copies of the step, which are disjoint
+   * (one compute stream; the copies back run after the all-reduces), so
+   * analyze's rank0_compute_ms (the sum of their durations) to 1 us, and
+   * the four parts still fit in the iteration. */
+  summary_equals_analyze("--topo 4gpu --straggler 2:1.5");
+  char trace[256], cmd[1024];
+  ds_test_analyze_tmpname(trace, sizeof trace, "straggler");
+  snprintf(cmd, sizeof cmd, "--topo 4gpu --straggler 2:1.5 --trace %s --format csv", trace);
+  struct ds_test_result sim = ds_test_cli(cmd);
+  cr_assert_eq(sim.status, 0, "ddpsim %s: %s", cmd, sim.err);
+  snprintf(cmd, sizeof cmd, "%s --format csv", trace);
+  struct ds_test_result an = ds_test_analyze(NULL, cmd);
+  cr_assert_eq(an.status, 0, "analyze %s: %s", cmd, an.err);
+  double busy = ds_test_csv_num(sim.out, "gpu_busy_ms", 0);
+  double compute = analyze_value(an.out, "rank0_compute_ms");
+  cr_assert(fabs(busy - compute) <= 1e-3, "GPU busy %.6f ms, rank 0 computes %.6f ms", busy,
+            compute);
+  double iter = ds_test_csv_num(sim.out, "iter_ms", 0);
+  double parts = busy + ds_test_csv_num(sim.out, "exposed_comm_ms", 0) +
+                 ds_test_csv_num(sim.out, "host_exposed_ms", 0);
+  cr_assert(parts <= iter + 2e-6 && parts > 0.9 * iter, "parts %.6f of %.6f", parts, iter);
+  ds_test_release(&sim);
+  ds_test_release(&an);
+  unlink(trace);
+}
+
 /* One rank: host launch h [0, 20) (a forward kind on the host stream), its
  * forward kernel f [20, 100), an all-reduce a [0, 50) on the comm stream. */
 static ds_status host_op_metrics(struct ds_metrics *m) {
@@ -130,7 +162,7 @@ static ds_status host_op_metrics(struct ds_metrics *m) {
   };
   struct ds_timed_op t[] = {{&ops[0], 0, 20000}, {&ops[1], 20000, 100000},
                             {&ops[2], 0, 50000}};
-  return ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS, m);
+  return ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS, DS_METRICS_NO_PREVIOUS, m);
 }
 
 Test(analyze, host_stream_ops_are_neither_compute_nor_communication) {
@@ -170,7 +202,7 @@ Test(analyze, the_iteration_splits_into_gpu_busy_exposed_comm_host_exposed_and_i
                             {&ops[2], 25000, 40000}, {&ops[3], 35000, 50000},
                             {&ops[4], 50000, 60000}, {&ops[5], 0, 70000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 6, 5000, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 6, 5000, 5000, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_iter_ms] - 0.065) < EPS);
   cr_assert(fabs(m.v[DS_METRIC_gpu_busy_ms] - 0.030) < EPS, "%g", m.v[DS_METRIC_gpu_busy_ms]);
   cr_assert(fabs(m.v[DS_METRIC_exposed_comm_ms] - 0.010) < EPS);
@@ -195,7 +227,8 @@ Test(analyze, the_ddp_logger_metrics_time_the_buckets_not_the_buffers_broadcast)
   struct ds_timed_op t[] = {{&ops[0], 0, 10000}, {&ops[1], 20000, 100000},
                             {&ops[2], 50000, 120000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.070) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_comm_ms]);
   cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.050) < EPS, "%g",
@@ -220,7 +253,8 @@ Test(analyze, no_communication_time_leaves_the_ddp_overlap_share_undefined) {
   struct ds_timed_op t[] = {{&ops[0], 20000, 100000}, {&ops[1], 50000, 50000},
                             {&ops[2], 90000, 90000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_comm_ms]) < EPS, "%g", m.v[DS_METRIC_comm_ms]);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.040) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_comm_ms]);
@@ -247,7 +281,8 @@ Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers
                             {&ops[2], 30000, 40000}, {&ops[3], 40000, 70000},
                             {&ops[4], 50000, 80000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 5, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 5, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.030) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_compute_ms]);
   cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.020) < EPS);
@@ -290,7 +325,8 @@ Test(analyze, the_ddp_loggers_backward_ends_before_finalize_backward_copies_back
                             {&ops[2], 70000, 75000},
                             {&ops[3], 70000, 72000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 4, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 4, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.050) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_compute_ms]);
   cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.010) < EPS, "%g",
@@ -318,7 +354,8 @@ Test(analyze, the_ddp_logger_and_bucket_rows_time_the_last_of_grad_accums_micro_
                             {&ops[2], 20000, 35000}, {&ops[3], 40000, 50000},
                             {&ops[4], 50000, 80000}, {&ops[5], 60000, 90000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 6, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 6, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.030) < EPS);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.030) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_comm_ms]);
@@ -362,13 +399,59 @@ Test(analyze, an_iteration_starting_before_the_previous_ends_is_timed_by_its_per
                                  .name = "f", .bucket = -1};
   struct ds_timed_op t = {&f, 20000, 100000};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(&t, 1, 50000, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(&t, 1, 50000, 50000, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_iter_ms] - 0.050) < EPS);
   cr_assert_eq(m.t0_ns, 20000);
-  cr_assert_eq(ds_metrics_measure(&t, 1, 10000, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(&t, 1, 10000, 10000, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_iter_ms] - 0.080) < EPS);
   cr_assert_eq(ds_metrics_last_end(&t, 1), 100000);
   cr_assert_eq(ds_metrics_last_end(&t, 0), DS_METRICS_NO_PREVIOUS);
+}
+
+Test(analyze, rank0s_window_starts_with_its_own_step) {
+  /* DDP with rank 1 a straggler, by hand. The previous step's all-reduce
+   * ended at 0 on both; rank 0's optimizer step ran [0, 10) us, rank 1's
+   * [0, 15): the iteration starts at 15. This step, rank 0: the launch h
+   * of its forward [8, 12) (on the host, ahead of the GPU), forward
+   * [12, 40), the all-reduce [40, 60) (waiting for rank 1), its optimizer
+   * step [60, 70); rank 1: forward [15, 57), all-reduce [57, 60), step
+   * [60, 75). The iteration: 75 - 15 = 60 us. Rank 0's window (60 us) runs
+   * from its own step's start, its previous step's end at 10 (h's first
+   * 2 us ran beside that step): [10, 70). GPU busy is all its compute, 28
+   * + 10 = 38 us; the all-reduce 20 us exposed; h's last 2 us host
+   * exposed: 60, no waiting. A window from the iteration's start, [15,
+   * 75) (rank 0's previous end given as the iteration's), cuts 3 us of
+   * the forward and all of h off: 35, 20, 0 and 5 us waiting. */
+  static const struct ds_op ops[] = {
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD, .name = "h", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "bucket0",
+       .bucket = 0, .coll = 0},
+      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_STEP, .name = "s", .bucket = -1},
+      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "bucket0",
+       .bucket = 0, .coll = 0},
+      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_STEP, .name = "s", .bucket = -1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 8000, 12000},  {&ops[1], 12000, 40000},
+                            {&ops[2], 40000, 60000}, {&ops[3], 60000, 70000},
+                            {&ops[4], 15000, 57000}, {&ops[5], 57000, 60000},
+                            {&ops[6], 60000, 75000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 7, 15000, 10000, &m), DS_OK);
+  double *v = m.v;
+  cr_assert(fabs(v[DS_METRIC_iter_ms] - 0.060) < EPS, "%.9f", v[DS_METRIC_iter_ms]);
+  cr_assert(fabs(v[DS_METRIC_gpu_busy_ms] - 0.038) < EPS, "%.9f", v[DS_METRIC_gpu_busy_ms]);
+  cr_assert(fabs(v[DS_METRIC_exposed_comm_ms] - 0.020) < EPS);
+  cr_assert(fabs(v[DS_METRIC_host_exposed_ms] - 0.002) < EPS, "%.9f",
+            v[DS_METRIC_host_exposed_ms]);
+  cr_assert_eq(ds_metrics_measure(t, 7, 15000, 15000, &m), DS_OK);
+  cr_assert(fabs(v[DS_METRIC_iter_ms] - 0.060) < EPS);
+  cr_assert(fabs(v[DS_METRIC_gpu_busy_ms] - 0.035) < EPS, "%.9f", v[DS_METRIC_gpu_busy_ms]);
+  cr_assert(fabs(v[DS_METRIC_exposed_comm_ms] - 0.020) < EPS);
+  cr_assert(fabs(v[DS_METRIC_host_exposed_ms]) < EPS);
+  cr_assert_eq(ds_metrics_rank0_last_end(t, 7), 70000);
+  cr_assert_eq(ds_metrics_rank0_last_end(t + 4, 3), DS_METRICS_NO_PREVIOUS);
 }
 
 Test(analyze, a_parameter_servers_update_and_local_copies_are_gpu_work) {
@@ -410,7 +493,8 @@ Test(analyze, a_parameter_servers_update_and_local_copies_are_gpu_work) {
                             {&ops[3], 90000, 100000},
                             {&ops[4], 90000, 120000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 5, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 5, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_iter_ms] - 0.120) < EPS);
   cr_assert(fabs(m.v[DS_METRIC_gpu_busy_ms] - 0.090) < EPS, "%g", m.v[DS_METRIC_gpu_busy_ms]);
   cr_assert(fabs(m.v[DS_METRIC_comm_ms] - 0.030) < EPS, "%g", m.v[DS_METRIC_comm_ms]);
@@ -439,7 +523,8 @@ Test(analyze, the_ddp_logger_counts_the_loss_as_backward) {
                             {&ops[2], 14000, 30000}, {&ops[3], 30000, 40000},
                             {&ops[4], 40000, 44000}, {&ops[5], 44000, 70000}};
   struct ds_metrics m;
-  cr_assert_eq(ds_metrics_measure(t, 6, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 6, DS_METRICS_NO_PREVIOUS,
+                                  DS_METRICS_NO_PREVIOUS, &m), DS_OK);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.030) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_compute_ms]);
 }

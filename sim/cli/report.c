@@ -31,9 +31,9 @@ static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
 /* The metrics of ops[0 .. n) (taken: freed here) into s's timing fields:
  * the one finish of both the full and the shared schedule's measures. */
 static ds_status measure_fill(struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
-                              struct ds_summary *s) {
+                              int64_t prev_rank0_end_ns, struct ds_summary *s) {
   struct ds_metrics m;
-  ds_status st = ds_metrics_measure(ops, n, prev_end_ns, &m);
+  ds_status st = ds_metrics_measure(ops, n, prev_end_ns, prev_rank0_end_ns, &m);
   free(ops);
   DS_CHECK(st);
   fill_timing(s, &m);
@@ -43,19 +43,23 @@ static ds_status measure_fill(struct ds_timed_op *ops, size_t n, int64_t prev_en
 ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
                             const int64_t *op_start, const int64_t *op_end,
                             struct ds_summary *s) {
-  int64_t prev = DS_METRICS_NO_PREVIOUS; /* ds_metrics_last_end of ops[0 .. first) */
-  for (size_t i = 0; i < first; i++)
+  /* ds_metrics_last_end and ds_metrics_rank0_last_end of ops[0 .. first) */
+  int64_t prev = DS_METRICS_NO_PREVIOUS, prev_r0 = DS_METRICS_NO_PREVIOUS;
+  for (size_t i = 0; i < first; i++) {
     if (op_end[i] > prev) prev = op_end[i];
-  return ds_report_measure_iter(sched->ops + first, n, op_start + first, op_end + first, prev, s);
+    if (sched->ops[i].rank == 0 && op_end[i] > prev_r0) prev_r0 = op_end[i];
+  }
+  return ds_report_measure_iter(sched->ops + first, n, op_start + first, op_end + first, prev,
+                                prev_r0, s);
 }
 
 ds_status ds_report_measure_iter(const struct ds_op *op, size_t n, const int64_t *op_start,
                                  const int64_t *op_end, int64_t prev_end_ns,
-                                 struct ds_summary *s) {
+                                 int64_t prev_rank0_end_ns, struct ds_summary *s) {
   struct ds_timed_op *ops = malloc((n + 1) * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   for (size_t i = 0; i < n; i++) ops[i] = (struct ds_timed_op){&op[i], op_start[i], op_end[i]};
-  return measure_fill(ops, n, prev_end_ns, s);
+  return measure_fill(ops, n, prev_end_ns, prev_rank0_end_ns, s);
 }
 
 ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
@@ -144,7 +148,8 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   struct ds_timed_op *ops = malloc(n * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   n = 0;
-  int64_t first = INT64_MAX, last = INT64_MIN, prev = DS_METRICS_NO_PREVIOUS, slowed = 0;
+  int64_t first = INT64_MAX, last = INT64_MIN, slowed = 0;
+  int64_t prev = DS_METRICS_NO_PREVIOUS, prev_r0 = DS_METRICS_NO_PREVIOUS;
   for (size_t b = b0; b < b1; b++) {
     const struct ds_sched_block *bl = &sh->blocks[b];
     for (uint32_t k = 0; bl->first_rank == 0 && k < bl->n_ops; k++) {
@@ -161,7 +166,11 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   s->interference_ms = (double)slowed / DS_UNITS_NS_PER_MS;
   for (size_t i = 0; i < t->slot_at[b0]; i++)
     if (t->last_end[i] > prev) prev = t->last_end[i];
-  return measure_fill(ops, n, prev, s);
+  /* rank 0's slot of a block is the block's first when it starts at rank 0 */
+  for (size_t b = 0; b < b0; b++)
+    if (sh->blocks[b].first_rank == 0 && t->last_end[t->slot_at[b]] > prev_r0)
+      prev_r0 = t->last_end[t->slot_at[b]];
+  return measure_fill(ops, n, prev, prev_r0, s);
 }
 
 /* --calib's GPU (report.h calib_gpu_fit): the calib_gpu column's value and

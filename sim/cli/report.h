@@ -210,11 +210,12 @@ ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_
                             struct ds_summary *s);
 
 /* The same of one iteration given alone: ops[0 .. n) with their times,
- * prev_end_ns the latest end of the iterations before it (INT64_MIN,
+ * prev_end_ns the latest end of the iterations before it and
+ * prev_rank0_end_ns the latest of rank 0's (INT64_MIN,
  * analysis/metrics.h's DS_METRICS_NO_PREVIOUS, when none). DS_ENOMEM. */
 ds_status ds_report_measure_iter(const struct ds_op *ops, size_t n, const int64_t *op_start_ns,
                                  const int64_t *op_end_ns, int64_t prev_end_ns,
-                                 struct ds_summary *s);
+                                 int64_t prev_rank0_end_ns, struct ds_summary *s);
 
 /* What a run keeps of its ops' times, recorded by ds_report_times_record
  * (a ds_exec_op_fn, sim/train/exec.h) as ops end: rank 0's times of every

@@ -191,9 +191,10 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
      * those alone) */
     struct ds_summary one = {0}, first_sum = {0}, *timed = k == 0 ? s : &one;
     if (ds_report_measure_iter(r.step->ops, ns, r.last_start_ns, r.last_end_ns,
-                               r.before_last_end_ns, timed) != DS_OK ||
+                               r.before_last_end_ns, r.before_last_rank0_end_ns,
+                               timed) != DS_OK ||
         ds_report_measure_iter(r.step->ops, ns, r.first_start_ns, r.first_end_ns,
-                               INT64_MIN, &first_sum) != DS_OK) {
+                               INT64_MIN, INT64_MIN, &first_sum) != DS_OK) {
       st = ds_err_set(err, DS_ENOMEM, "out of memory");
       goto out;
     }

@@ -491,7 +491,7 @@ static ds_status alloc_result(struct ds_ps_result *r) {
   r->first_end_ns = malloc(n * sizeof *r->first_end_ns);
   r->last_start_ns = malloc(n * sizeof *r->last_start_ns);
   r->last_end_ns = malloc(n * sizeof *r->last_end_ns);
-  r->before_last_end_ns = INT64_MIN;
+  r->before_last_end_ns = r->before_last_rank0_end_ns = INT64_MIN;
   if (!r->first_start_ns || !r->first_end_ns || !r->last_start_ns || !r->last_end_ns)
     return DS_ENOMEM;
   return DS_OK;

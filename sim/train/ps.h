@@ -195,6 +195,7 @@ struct ds_ps_result {
   int64_t *first_start_ns, *first_end_ns;
   int64_t *last_start_ns, *last_end_ns;
   int64_t before_last_end_ns; /* the latest end of the earlier iterations' ops */
+  int64_t before_last_rank0_end_ns; /* the same of rank 0's ops alone */
   double *worker_step_ms;    /* [world] (owned): from the end of the worker's
                                 step 0 to the end of its last, over iters - 1 */
   double mean_step_ms;       /* mean over workers of worker_step_ms */

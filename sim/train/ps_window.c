@@ -317,8 +317,11 @@ static void keep(struct ps_sim *s, int32_t it, size_t j, size_t n, const int64_t
     memcpy(r->last_start_ns + j, start, n * sizeof *start);
     memcpy(r->last_end_ns + j, end, n * sizeof *end);
   } else {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
       if (end[i] > r->before_last_end_ns) r->before_last_end_ns = end[i];
+      if (s->step->ops[j + i].rank == 0 && end[i] > r->before_last_rank0_end_ns)
+        r->before_last_rank0_end_ns = end[i];
+    }
   }
   if (s->opt->on_iter) {
     struct ps_block *b = block_of(s, it);

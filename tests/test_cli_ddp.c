@@ -525,7 +525,12 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
       "resnet50 --algo direct --ring-chunks 2 --format csv");
   cr_assert_eq(bn.status, 0, "%s", bn.err);
   ds_test_release(&bn);
-  const char *ok[] = {"--algo ring --ring-chunks 4", "--strategy dp --ring-chunks 2",
+  /* dp's broadcasts and reduces run NCCL's ring under --algo auto, so
+   * the chunks cut its plain chains only (--algo ring) */
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --strategy dp "
+                         "--ring-chunks 2", "option --ring-chunks: NCCL's model runs dp's "
+                         "broadcasts and reduces");
+  const char *ok[] = {"--algo ring --ring-chunks 4", "--strategy dp --algo ring --ring-chunks 2",
                       "--strategy dp,ddp --algo ring --ring-chunks 1,2",
                       "--proto LL --nccl-extra none", "--ring-chunks 1",
                       /* none is what the plain ring has */

@@ -248,7 +248,7 @@ Test(coll_exec, refuses_what_is_not_simulated_by_name) {
   build(&x, DS_OP_ALLREDUCE, -1, 1e6, "nvls");
   expect_refusal(&x, "nvls", "NCCL's model");
   build(&x, DS_OP_ALLGATHER, -1, 1e6, "ring/LL");
-  expect_refusal(&x, "allgather with algo 'ring/LL'", "allreduce and broadcast");
+  expect_refusal(&x, "allgather with algo 'ring/LL'", "allreduce, broadcast and reduce");
   build(&x, DS_OP_BROADCAST, 0, 1e6, "ring/LL"); /* no NCCL model in this executor */
   expect_refusal(&x, "algo 'ring/LL' needs NCCL's model", "op 1");
   build(&x, DS_OP_BROADCAST, 0, 1e6, "ring/LL256");

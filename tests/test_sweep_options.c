@@ -313,11 +313,12 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
       {"--strategy single --straggler 1:1,2", "option --straggler 1: 2 values, but no strategy "
                                               "of the run uses it (dp, ddp, ps do; single "
                                               "runs rank 0 alone)"},
-      /* only ddp's all-reduces run on NCCL's model */
-      {"--strategy single,dp --algo tree", "option --algo tree: no strategy of the run uses "
-                                           "it (ddp does)"},
-      {"--strategy dp --proto LL", "option --proto LL: no strategy of the run uses it (ddp "
-                                   "does)"},
+      /* only ddp's all-reduces and dp's broadcasts and reduces run on
+       * NCCL's model */
+      {"--strategy single,ps --algo tree", "option --algo tree: no strategy of the run uses "
+                                           "it (dp, ddp do)"},
+      {"--strategy ps --proto LL", "option --proto LL: no strategy of the run uses it (dp, "
+                                   "ddp do)"},
       {"--strategy ps --nccl-extra none", "option --nccl-extra none:"},
       /* only ddp's ring and tree all-reduces aggregate; single sends nothing */
       {"--strategy ps --coll-model aggregate", "option --coll-model aggregate: no strategy of "

@@ -37,6 +37,7 @@ static void users_text(unsigned users, char *buf, size_t cap) {
 #define BIT(s) (1u << (s))
 #define DDP_ONLY BIT(DS_STRATEGY_DDP)
 #define COMMUNICATING (BIT(DS_STRATEGY_DP) | BIT(DS_STRATEGY_DDP) | BIT(DS_STRATEGY_PS))
+#define NCCL_USERS (BIT(DS_STRATEGY_DP) | BIT(DS_STRATEGY_DDP))
 #define INERT(...) ((const char *const[]){__VA_ARGS__, NULL})
 static const struct strategy_switch {
   const char *flag;
@@ -48,12 +49,12 @@ static const struct strategy_switch {
     {"--no-broadcast-buffers", DDP_ONLY, NULL},
     {"--find-unused-parameters", DDP_ONLY, NULL},
     {"--static-graph", DDP_ONLY, NULL},
-    /* only ddp's all-reduces run on NCCL's model (run_setup.c ds__run_configure): dp's
-     * chains and ps's transfers are flows of their own; --proto auto is
-     * what --algo auto resolves it to */
-    {"--algo", DDP_ONLY, INERT("auto")},
-    {"--proto", DDP_ONLY, INERT("auto")},
-    {"--nccl-extra", DDP_ONLY, INERT("measured")},
+    /* ddp's all-reduces and dp's broadcasts and reduces run on NCCL's model
+     * (run_setup.c ds__run_configure): ps's transfers are flows of their
+     * own; --proto auto is what --algo auto resolves it to */
+    {"--algo", NCCL_USERS, INERT("auto")},
+    {"--proto", NCCL_USERS, INERT("auto")},
+    {"--nccl-extra", NCCL_USERS, INERT("measured")},
     /* only the ring and tree all-reduces aggregate (sim/coll coll_ring.c,
      * coll_tree.c); dp's chains, gathers and scatters and ps's transfers
      * are always flows, and single has none */
@@ -137,6 +138,7 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
 #undef BIT
 #undef DDP_ONLY
 #undef COMMUNICATING
+#undef NCCL_USERS
 #undef INERT
 
 /* --loop free: built for single and ddp, whose host chains one iteration
@@ -389,8 +391,16 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
    * accepted */
   if (ds_options_given(o, "--nccl-extra") && o->nccl_extra &&
       o->proto.choice == DS_PROTO_CHOICE_NONE) {
-    char what[64];
-    snprintf(what, sizeof what, "ddp's all-reduce %s", ds_ar_algo_name(o->ar_algo));
+    int ddp = 0, dp = 0;
+    for (int32_t k = 0; k < o->n_strategies; k++) {
+      ddp |= o->strategies[k] == DS_STRATEGY_DDP;
+      dp |= o->strategies[k] == DS_STRATEGY_DP;
+    }
+    char what[96];
+    if (dp && !ddp) snprintf(what, sizeof what, "dp's broadcasts and reduces");
+    else
+      snprintf(what, sizeof what, "ddp's all-reduce %s%s", ds_ar_algo_name(o->ar_algo),
+               dp ? " and dp's broadcasts and reduces" : "");
     return ds_nccl_extra_refuse(what, o->ar_algo == DS_AR_RING || o->ar_algo == DS_AR_TREE, err);
   }
   if (!o->topo)

@@ -64,7 +64,9 @@ static ds_status build_strategy_iteration(const struct config_run *c,
   case DS_STRATEGY_SINGLE:
   case DS_STRATEGY_DP: {
     struct ds_dp_options dopt = {
-        .world_size = c->world, .batch = c->batch, .output_device = o->dp_output_device,
+        .world_size = c->world, .nccl = c->use_nccl ? &c->nccl : NULL,
+        .proto_fixed = o->proto.choice == DS_PROTO_CHOICE_FIXED ? o->proto.fixed : DS_PROTO_COUNT,
+        .batch = c->batch, .output_device = o->dp_output_device,
         .parallel_loss = o->dp_parallel_loss, .single = o->strategy_id == DS_STRATEGY_SINGLE,
         .launch_ns = c->compute.params.host_launch_ns,
         .replicate_ns = c->compute.params.host_replicate_ns,

@@ -222,6 +222,18 @@ static ds_status check_ddp_ring_chunks(const struct config_run *c, const struct 
   return ds_ring_chunks_refuse(use, what, &o->proto, err);
 }
 
+/* dp's --algo: NCCL runs broadcast and reduce on the ring alone (v2.30.7
+ * src/graph/tuning.cc:294 skips every other algorithm for them), so auto
+ * (NCCL's ring, its protocol per size) and ring (the plain chain; with
+ * --proto, NCCL's ring under it) are what dp can run. */
+static ds_status check_dp_algo(const struct ds_options *o, struct ds_err *err) {
+  if (o->algo_auto || o->ar_algo == DS_AR_RING) return DS_OK;
+  return ds_err_set(err, DS_EUSAGE, "option --algo %s: --strategy dp's broadcasts and "
+                    "reduces run NCCL's ring, its only algorithm for them (give --algo auto, "
+                    "or --algo ring for the plain chains on the links' own bandwidth and "
+                    "latency)", ds_ar_algo_name(o->ar_algo));
+}
+
 /* One configuration's setup (o holds its values); quiet: notes already
  * said by configuration 0. */
 ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
@@ -268,14 +280,21 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
   ds_status st = ds_ring_build_rails(c->topo, gpus, c->world, &c->ring, err);
   free(gpus);
   DS_CHECK(st);
-  /* NCCL's protocols apply to DDP's all-reduces; dp's collectives run as
-   * the flow network's broadcast/reduce/gather/scatter (docs/strategies.md). */
-  if (o->strategy_id == DS_STRATEGY_DDP) DS_CHECK(setup_nccl(c, o, quiet, err));
+  /* NCCL's protocols apply to DDP's all-reduces and to dp's broadcasts and
+   * reduces (torch/csrc/cuda/nccl.cpp's ncclBcast and ncclReduce: NCCL's
+   * ring, its only algorithm for them); dp's gathers and scatters are peer
+   * copies, the flow network's (docs/strategies.md). */
+  if (o->strategy_id == DS_STRATEGY_DP) DS_CHECK(check_dp_algo(o, err));
+  if (o->strategy_id == DS_STRATEGY_DDP || o->strategy_id == DS_STRATEGY_DP)
+    DS_CHECK(setup_nccl(c, o, quiet, err));
   else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
   /* NCCL pipelines by its own chunks and slices, which its model derives
    * (ds_nccl_algo_proto, ds_nccl_chain): --ring-chunks would pipeline twice */
   if (o->strategy_id == DS_STRATEGY_DDP && c->world > 1 && o->ring_chunks > 1)
     DS_CHECK(check_ddp_ring_chunks(c, o, err));
+  if (o->strategy_id == DS_STRATEGY_DP && c->world > 1 && o->ring_chunks > 1 && c->use_nccl)
+    DS_CHECK(ds_ring_chunks_refuse(DS_RING_CHUNKS_NCCL, "dp's broadcasts and reduces",
+                                   &o->proto, err));
   /* One rank has no peer: NCCL's one-rank all-reduce of DDP's bucket, in
    * place, launches nothing (src/enqueue.cc, src/device/onerank.cu
    * ncclLaunchOneRank: a cudaMemcpyAsync only out of place), and single's

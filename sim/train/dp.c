@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/coll/nccl_model.h"
 #include "sim/train/host.h"
 #include "sim/train/memory.h"
 #include "sim/train/norm.h"
@@ -78,9 +79,25 @@ static ds_status emit(struct builder *bd, struct ds_op *op, int64_t d0, int64_t 
 static ds_status emit_coll(struct builder *bd, int32_t rank, enum ds_op_kind kind,
                            const char *name, int64_t coll, int32_t root, double bytes,
                            int64_t dep, int64_t *id) {
+  /* broadcast_coalesced's and reduce_add_coalesced's groups go to NCCL
+   * (comm.cpp's broadcast, comm.py's reduce_add: nccl::is_available holds
+   * for a flattened dense CUDA tensor per device): under NCCL's model its
+   * ring with the protocol its tuning picks for the group's bytes (or the
+   * fixed one), run by the executor (exec_colls.c, ds_nccl_chain); else
+   * the plain chain */
+  char algo[DS_RING_ALGO_MAX] = "";
+  const struct ds_dp_options *o = bd->opt;
+  if (o->nccl && (kind == DS_OP_BROADCAST || kind == DS_OP_REDUCE))
+    ds_ring_algo_name(o->proto_fixed < DS_PROTO_COUNT
+                          ? o->proto_fixed
+                          : ds_nccl_choose_coll_proto(o->nccl, kind == DS_OP_BROADCAST
+                                                                   ? DS_COLL_BROADCAST
+                                                                   : DS_COLL_REDUCE,
+                                                      bytes),
+                      algo);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMM, .kind = kind, .name = name,
                      .layer = -1, .bucket = -1, .coll = bd->coll_base + coll, .root = root,
-                     .bytes = bytes};
+                     .algo = algo, .bytes = bytes};
   return emit(bd, &op, dep, -1, id);
 }
 

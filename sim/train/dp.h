@@ -30,8 +30,14 @@
  *      (PyTorch 1.4 and 1.9: one add per tensor on GPU 0);
  *   7. the optimizer step on GPU 0 only.
  *
- * NCCL's broadcast and reduce are the flow network's pipelined chains
- * (sim/coll/coll_chain.c), scatter and gather its point-to-point kinds.
+ * NCCL's broadcast and reduce (torch/csrc/cuda/nccl.cpp: one ncclBcast or
+ * ncclReduce per device inside ncclGroupStart/End, from the one thread) are
+ * the flow network's pipelined chains (sim/coll/coll_chain.c): under NCCL's
+ * model (opt->nccl) NCCL's ring broadcast and reduce with the protocol its
+ * tuning picks per group, channels, latencies and launch, as DDP's buffer
+ * broadcast; without it the plain chains on the links' own bandwidth and
+ * latency. Scatter and gather (peer copies, comm.cpp) are its
+ * point-to-point kinds.
  * Single-GPU training is steps 3, 5 and 7 on one GPU with one thread; so is
  * DataParallel with one GPU, whose forward calls the module directly
  * (data_parallel.py: `if len(self.device_ids) == 1: return
@@ -45,6 +51,7 @@
 
 #include "traces/schedule.h"
 #include "base/status.h"
+#include "sim/coll/coll.h"
 #include "sim/train/compute.h"
 #include "sim/train/model.h"
 
@@ -76,8 +83,16 @@ ds_status ds_dp_chunks(const struct ds_model *model, int dtype_bytes, double cap
                        struct ds_dp_chunks *out);
 void ds_dp_chunks_release(struct ds_dp_chunks *c);
 
+struct ds_nccl_model;
+
 struct ds_dp_options {
   int32_t world_size;    /* replicas, one per GPU (ranks 0 .. W-1); 1 with single */
+  /* NULL: the broadcasts and reduces are the plain chains ("ring").
+   * Otherwise NCCL's ring broadcast and reduce under proto_fixed, or NCCL's
+   * choice per group size when it is DS_PROTO_COUNT; the op's algo names
+   * it ("ring/LL128"). Borrowed. */
+  const struct ds_nccl_model *nccl;
+  enum ds_proto proto_fixed;
   int64_t batch;         /* per GPU */
   int32_t output_device; /* rank the outputs are gathered to, < world_size */
   int parallel_loss;     /* each replica computes its loss; W scalars gathered */

@@ -157,13 +157,14 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
       spec.proto = &cp;
       spec.chunks = 1;
     }
-  } else if (ck == DS_COLL_BROADCAST && o->algo[0] && strcmp(o->algo, d->algo) != 0) {
-    /* under an NCCL protocol ("ring/LL": DDP's buffer broadcast), the chain
-     * of NCCL's ring broadcast with its channels, latencies and launch */
+  } else if (ds_coll_kind_is_chain(ck) && o->algo[0] && strcmp(o->algo, d->algo) != 0) {
+    /* under an NCCL protocol ("ring/LL": DDP's buffer broadcast, dp's
+     * replicate broadcasts and gradient reduces), the chain of NCCL's ring
+     * broadcast or reduce with its channels, latencies and launch */
     if (ds_ring_algo_parse(o->algo, &bcast_proto) != DS_OK)
       return ds_err_set(err, DS_EUSAGE,
-                        "op %" PRId64 ": broadcast with algo '%s' is not simulated (ring, "
-                        "or ring/LL, ring/LL128, ring/Simple)", o_id, o->algo);
+                        "op %" PRId64 ": %s with algo '%s' is not simulated (ring, "
+                        "or ring/LL, ring/LL128, ring/Simple)", o_id, d->name, o->algo);
     if (!ex->opt.nccl || ex->opt.nccl->nranks != n)
       return ds_err_set(err, DS_EUSAGE,
                         "op %" PRId64 ": algo '%s' needs NCCL's model for a ring of %d "
@@ -175,7 +176,7 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
   } else if (o->algo[0] && strcmp(o->algo, d->algo) != 0) {
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s with algo '%s' is not simulated by this "
-                      "version (%s runs '%s'; NCCL protocols: allreduce and broadcast)",
+                      "version (%s runs '%s'; NCCL protocols: allreduce, broadcast and reduce)",
                       o_id, d->name, o->algo, d->name, d->algo);
   }
   for (int32_t k = 0; k < n; k++) {

@@ -44,9 +44,15 @@ static void trace_runs(const char *path, int iter, char *out, size_t cap) {
     if (!c || strncmp(c, ",0,comm,allreduce,", 18) != 0 || !strstr(line, want_iter)) continue;
     /* algo: the 10th column */
     const char *f = line;
-    for (int k = 0; k < 9; k++) f = strchr(f, ',') + 1;
+    for (int k = 0; k < 9; k++) {
+      f = strchr(f, ',');
+      cr_assert_not_null(f, "%s: fewer than 10 columns in %s", path, line);
+      f++;
+    }
+    const char *f_end = strchr(f, ',');
+    cr_assert_not_null(f_end, "%s: no column after algo in %s", path, line);
     char algo[64];
-    snprintf(algo, sizeof algo, "%.*s", (int)(strchr(f, ',') - f), f);
+    snprintf(algo, sizeof algo, "%.*s", (int)(f_end - f), f);
     if (count > 0 && strcmp(algo, prev) == 0) {
       count++;
       continue;

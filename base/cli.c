@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *what,
                            const char *got) {
@@ -90,6 +91,63 @@ const char *ds_cli_closest(const char *word, const char *const names[]) {
     }
   }
   return best;
+}
+
+/* Whether name holds word, case ignored: at its start only (begins) or
+ * anywhere. */
+static int holds(const char *name, const char *word, int begins) {
+  size_t n = strlen(word);
+  for (const char *p = name; *p; p++) {
+    if (strncasecmp(p, word, n) == 0) return 1;
+    if (begins) return 0;
+  }
+  return 0;
+}
+
+/* names that word is held in (holds) joined into buf as "A, B or C",
+ * DS_CLI_SUGGEST_MAX at most (the last then "N more"); 0 when none or
+ * when buf is too small. */
+static int join_held(const char *word, const char *const names[], int begins, char *buf,
+                     size_t cap) {
+  int found = 0;
+  for (int i = 0; names[i]; i++) found += holds(names[i], word, begins);
+  int shown = found > DS_CLI_SUGGEST_MAX ? DS_CLI_SUGGEST_MAX - 1 : found;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0, k = 0; names[i] && k < shown; i++) {
+    if (!holds(names[i], word, begins)) continue;
+    k++;
+    const char *sep = k == 1 ? "" : k == found ? " or " : ", ";
+    int w = snprintf(buf + used, cap - used, "%s%s", sep, names[i]);
+    if (w < 0 || (size_t)w >= cap - used) {
+      buf[0] = '\0';
+      return 0;
+    }
+    used += (size_t)w;
+  }
+  if (found > shown) {
+    int w = snprintf(buf + used, cap - used, " or %d more", found - shown);
+    if (w < 0 || (size_t)w >= cap - used) {
+      buf[0] = '\0';
+      return 0;
+    }
+  }
+  return found;
+}
+
+enum ds_cli_suggest_kind ds_cli_suggest(const char *word, const char *const names[], char *buf,
+                                        size_t cap) {
+  if (cap == 0) return DS_CLI_SUGGEST_NONE;
+  buf[0] = '\0';
+  if (!word[0]) return DS_CLI_SUGGEST_NONE;
+  if (join_held(word, names, 1, buf, cap)) return DS_CLI_SUGGEST_BEGINS;
+  if (join_held(word, names, 0, buf, cap)) return DS_CLI_SUGGEST_CONTAINS;
+  const char *typo = ds_cli_closest(word, names);
+  if (!typo || (size_t)snprintf(buf, cap, "%s", typo) >= cap) {
+    buf[0] = '\0';
+    return DS_CLI_SUGGEST_NONE;
+  }
+  return DS_CLI_SUGGEST_TYPO;
 }
 
 ds_status ds_cli_unknown_option(struct ds_err *err, const struct ds_cli_option *options,

@@ -59,6 +59,23 @@ const char *ds_cli_canonical(const struct ds_cli_option *options, const char *fl
  * one; the first of a tie. NULL when none is that near. */
 const char *ds_cli_closest(const char *word, const char *const names[]);
 
+/* What word may have meant among names (NULL-terminated), into buf (cap
+ * bytes) joined as "A, B or C": the names word begins, case ignored
+ * ("dgx": "dgx-a100, dgx-h100 or dgx1-v100"); else those that contain it
+ * ("h100": "cluster-64x8-h100, dgx-h100 or ..."); else the one a typo of it
+ * meant (ds_cli_closest). Past DS_CLI_SUGGEST_MAX names the last is
+ * "N more". Returns which matched: DS_CLI_SUGGEST_BEGINS, _CONTAINS,
+ * _TYPO, or DS_CLI_SUGGEST_NONE with buf "" (also when buf is too small). */
+#define DS_CLI_SUGGEST_MAX 6
+enum ds_cli_suggest_kind {
+  DS_CLI_SUGGEST_NONE,
+  DS_CLI_SUGGEST_BEGINS,
+  DS_CLI_SUGGEST_CONTAINS,
+  DS_CLI_SUGGEST_TYPO
+};
+enum ds_cli_suggest_kind ds_cli_suggest(const char *word, const char *const names[], char *buf,
+                                        size_t cap);
+
 /* Sets "unknown option \"FLAG\" (see PROGRAM --help)" (DS_EUSAGE) and
  * returns DS_EUSAGE; where a long flag of options (may be NULL) is near
  * enough to FLAG (before any '=') to be what a typo meant (ds_cli_closest),

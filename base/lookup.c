@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,35 +91,10 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Into near (near_cap bytes): the names of names[0 .. count) that word
- * begins, case ignored ("2node": 2node-ib; "dgx": "dgx-a100, dgx-h100 or
- * dgx1-v100"), else the one a typo of it meant (ds_cli_closest), else "". */
-static void nearest(const char *word, const char *const *names, int count, char *near,
-                    size_t near_cap) {
-  size_t n = strlen(word), used = 0;
-  int begun = 0;
-  near[0] = '\0';
-  for (int i = 0; i < count; i++) begun += strncasecmp(names[i], word, n) == 0;
-  for (int i = 0, k = 0; i < count && begun > 0; i++) {
-    if (strncasecmp(names[i], word, n) != 0) continue;
-    k++;
-    const char *sep = k == 1 ? "" : k == begun ? " or " : ", ";
-    int w = snprintf(near + used, near_cap - used, "%s%s", sep, names[i]);
-    if (w < 0 || (size_t)w >= near_cap - used) { /* too many to name: the list has them */
-      near[0] = '\0';
-      return;
-    }
-    used += (size_t)w;
-  }
-  if (begun > 0) return;
-  const char *typo = ds_cli_closest(word, names);
-  if (typo) snprintf(near, near_cap, "%s", typo);
-}
-
 /* The shipped names of kind (the YAML files, less ".yaml", of the first
  * data directory that opens, data_dirs' order; gpus.yaml is no topology),
  * joined by ", " into list, and into near what arg (less any ".yaml") may
- * have meant (nearest), else "". */
+ * have meant (ds_cli_suggest), else "". */
 #define SHIPPED_MAX 64
 static void shipped(const char *kind, const char *arg, char *list, size_t cap,
                     char names[SHIPPED_MAX][64], char *near, size_t near_cap) {
@@ -155,7 +129,7 @@ static void shipped(const char *kind, const char *arg, char *list, size_t cap,
   if (has_yaml_suffix(arg)) na -= 5;
   if (na == 0 || na >= sizeof bare) return;
   snprintf(bare, sizeof bare, "%.*s", (int)na, arg);
-  nearest(bare, ptrs, count, near, near_cap);
+  ds_cli_suggest(bare, ptrs, near, near_cap);
 }
 
 static ds_status lookup(const char *kind, const char *what, const char *arg,

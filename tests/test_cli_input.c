@@ -43,6 +43,9 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 2node.yaml", "topology '2node.yaml' not found; did you mean 2node-ib? "},
       {"--topo dgx", "topology 'dgx' not found; did you mean dgx-a100, dgx-h100 or "
        "dgx1-v100? (looked for: "},
+      /* none begins with it: the names holding it */
+      {"--topo H100", "topology 'H100' not found; did you mean cluster-512x8-h100, "
+       "cluster-64x8-h100 or dgx-h100? (looked for: "},
       {"--topo 4gpu --model BERT-base-squad", "model 'BERT-base-squad' not found; did you "
        "mean bert-base-squad or bert-base-squad-dle? (looked for: "},
       {"--topo 4gpu --model nomodel", "; shipped models: bert-base, bert-base-squad,"},

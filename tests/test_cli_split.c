@@ -74,6 +74,35 @@ Test(cli_split, the_closest_name_is_a_typos_and_only_a_typos) {
   cr_assert_str_eq(ds_cli_closest("reduce_scatter", names), "reducescatter");
 }
 
+/* ds_cli_suggest: the names a word begins, else those holding it, else a
+ * typo's nearest; joined "A, B or C", DS_CLI_SUGGEST_MAX at most. */
+Test(cli_split, a_suggestion_begins_then_holds_then_corrects) {
+  const char *const topos[] = {"2node-ib",  "4gpu",    "cluster-512x8-h100", "cluster-64x8-h100",
+                               "dgx-a100", "dgx-h100", "dgx1-v100",          "pcie-8gpu",
+                               NULL};
+  char buf[128];
+  cr_assert_eq(ds_cli_suggest("DGX", topos, buf, sizeof buf), DS_CLI_SUGGEST_BEGINS);
+  cr_assert_str_eq(buf, "dgx-a100, dgx-h100 or dgx1-v100");
+  cr_assert_eq(ds_cli_suggest("H100", topos, buf, sizeof buf), DS_CLI_SUGGEST_CONTAINS);
+  cr_assert_str_eq(buf, "cluster-512x8-h100, cluster-64x8-h100 or dgx-h100");
+  cr_assert_eq(ds_cli_suggest("dgx-a10", (const char *const[]){"dgx-a100", NULL}, buf,
+                              sizeof buf),
+               DS_CLI_SUGGEST_BEGINS);
+  cr_assert_eq(ds_cli_suggest("dgx-h10o", topos, buf, sizeof buf), DS_CLI_SUGGEST_TYPO);
+  cr_assert_str_eq(buf, "dgx-h100");
+  cr_assert_eq(ds_cli_suggest("xyzzy", topos, buf, sizeof buf), DS_CLI_SUGGEST_NONE);
+  cr_assert_str_eq(buf, "");
+  cr_assert_eq(ds_cli_suggest("", topos, buf, sizeof buf), DS_CLI_SUGGEST_NONE);
+  /* 7 names hold "-": 5 shown, then the rest counted */
+  cr_assert_eq(ds_cli_suggest("-", topos, buf, sizeof buf), DS_CLI_SUGGEST_CONTAINS);
+  cr_assert_str_eq(buf, "2node-ib, cluster-512x8-h100, cluster-64x8-h100, dgx-a100, dgx-h100 "
+                        "or 2 more");
+  /* no room: nothing rather than a cut name */
+  char small[12];
+  cr_assert_eq(ds_cli_suggest("dgx", topos, small, sizeof small), DS_CLI_SUGGEST_NONE);
+  cr_assert_str_eq(small, "");
+}
+
 /* Which words each subcommand reads as positionals (base/cli.h
  * ds_cli_next_word): collective takes none, and names a plain word as an
  * unknown option, or as an argument too many when it is the last word;

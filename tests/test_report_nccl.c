@@ -14,16 +14,19 @@
 #include "sim/cli/report.h"
 #include "tests/support.h"
 
-/* The text of a hand-made DDP row's summary (owned). */
-static char *text_of(const struct ds_summary *row) {
+/* The summary of a hand-made DDP row in format (owned). */
+static char *print_of(const struct ds_summary *row, enum ds_format format) {
   char *text = NULL;
   size_t len = 0;
   FILE *fp = open_memstream(&text, &len);
   cr_assert(fp);
-  cr_assert_eq(ds_report_print(fp, DS_FORMAT_TEXT, row, 1), 0);
+  cr_assert_eq(ds_report_print(fp, format, row, 1), 0);
   cr_assert_eq(fclose(fp), 0);
   return text;
 }
+
+/* Its text. */
+static char *text_of(const struct ds_summary *row) { return print_of(row, DS_FORMAT_TEXT); }
 
 /* The trace's algo names of rank 0's all-reduces in iteration `iter`, in
  * file order, as runs "A xN, B xM" into out (the trace lists a rank's ops
@@ -41,9 +44,15 @@ static void trace_runs(const char *path, int iter, char *out, size_t cap) {
     if (!c || strncmp(c, ",0,comm,allreduce,", 18) != 0 || !strstr(line, want_iter)) continue;
     /* algo: the 10th column */
     const char *f = line;
-    for (int k = 0; k < 9; k++) f = strchr(f, ',') + 1;
+    for (int k = 0; k < 9; k++) {
+      f = strchr(f, ',');
+      cr_assert_not_null(f, "%s: fewer than 10 columns in %s", path, line);
+      f++;
+    }
+    const char *f_end = strchr(f, ',');
+    cr_assert_not_null(f_end, "%s: no column after algo in %s", path, line);
     char algo[64];
-    snprintf(algo, sizeof algo, "%.*s", (int)(strchr(f, ',') - f), f);
+    snprintf(algo, sizeof algo, "%.*s", (int)(f_end - f), f);
     if (count > 0 && strcmp(algo, prev) == 0) {
       count++;
       continue;
@@ -82,7 +91,7 @@ Test(report_nccl, the_json_lists_each_run_and_plain_algorithms_none) {
   /* the same run's text says "tree/LL128 x1, nvls/Simple x13" */
   cr_assert_not_null(strstr(r.out, "\"nccl_allreduces\": [{\"algo\": \"tree\", \"proto\": "
                                    "\"LL128\", \"calls\": 1}, {\"algo\": \"nvls\", \"proto\": "
-                                   "\"Simple\", \"calls\": 13}]"),
+                                   "\"Simple\", \"calls\": 13}], \"nccl_calls_unlisted\": 0,"),
                      "%s", r.out);
   ds_test_release(&r);
   r = ds_test_cli_ok("--topo 2node-ib --model bert-base");
@@ -90,7 +99,8 @@ Test(report_nccl, the_json_lists_each_run_and_plain_algorithms_none) {
                                    "all-reduce order)\n"), "%s", r.out);
   ds_test_release(&r);
   r = ds_test_cli_ok("--topo 4gpu --algo ring --format json");
-  cr_assert_not_null(strstr(r.out, "\"nccl_allreduces\": []"), "%s", r.out);
+  cr_assert_not_null(strstr(r.out, "\"nccl_allreduces\": [], \"nccl_calls_unlisted\": 0,"),
+                     "%s", r.out);
   ds_test_release(&r);
   r = ds_test_cli_ok("--topo 4gpu --algo ring");
   cr_assert_null(strstr(r.out, "    nccl "), "%s", r.out);
@@ -120,4 +130,28 @@ Test(report_nccl, many_runs_print_each_choice_once_with_its_total) {
                                   "(mixed in 7 runs; the JSON's nccl_allreduces has the "
                                   "order)\n"), "%s", text);
   free(text);
+}
+
+Test(report_nccl, calls_past_the_last_run_are_counted_not_listed) {
+  /* two choices alternating 300 times: 256 runs of one call each
+   * (DS_SUMMARY_MAX_NCCL_RUNS), the other 44 calls counted */
+  struct ds_summary row = {.strategy = "ddp", .model = "m", .topology = "t", .gpu = "g",
+                           .dtype = "fp32", .net_model = "maxmin", .coll_model = "flow",
+                           .coll_algo = "auto", .ddp_options = "none", .amp = "none",
+                           .optimizer = "sgd", .world_size = 2, .iters = 2,
+                           .reported_iter = 1};
+  double bytes[1] = {0};
+  row.bucket_bytes = bytes;
+  row.n_buckets = 1;
+  for (int i = 0; i < 300; i++) ds_report_add_nccl_call(&row, i % 2 ? "ring/LL" : "ring/Simple");
+  cr_assert_eq(row.n_nccl_runs, DS_SUMMARY_MAX_NCCL_RUNS);
+  cr_assert_eq(row.nccl_calls_unlisted, 300 - DS_SUMMARY_MAX_NCCL_RUNS);
+  char *text = text_of(&row);
+  cr_assert_not_null(strstr(text, "    nccl         ring/Simple x128, ring/LL x128, 44 more calls  "
+                                  "(mixed in 256 or more runs; the JSON's nccl_allreduces has "
+                                  "the order)\n"), "%s", text);
+  free(text);
+  char *json = print_of(&row, DS_FORMAT_JSON);
+  cr_assert_not_null(strstr(json, "\"calls\": 1}], \"nccl_calls_unlisted\": 44, "), "%s", json);
+  free(json);
 }

@@ -537,3 +537,61 @@ Test(ring_rails, a_faster_link_never_slows_the_aggregated_rails) {
     }
   }
 }
+
+/* Sets the bandwidth of every network link on rail k's hops (as planned
+ * now) to bw. */
+static void set_rail_nics(struct harness *h, int32_t k, double bw) {
+  open_rails(h, NULL, 8, 4);
+  const struct ds_ring *rail = &h->ring.rails[k];
+  int32_t links[64], n = 0;
+  for (int32_t j = 0; j < rail->hop_first[rail->n]; j++)
+    if (!strcmp(h->topo->links[rail->hop_links[j]].kind, "ib") && n < 64)
+      links[n++] = rail->hop_links[j];
+  harness_release(h);
+  cr_assert_gt(n, 0, "rail %d crosses no network link", k);
+  for (int32_t j = 0; j < n; j++) h->topo->links[links[j]].bw_bytes_per_s = bw;
+}
+
+Test(ring_rails, a_faster_rail_never_slows_unequal_rails) {
+  /* nic-bound: NVLink so fast (900 GB/s) that the NICs (10 GB/s) pace
+   * every rail; rail 0's network links cut to 3 GB/s pace the aggregate,
+   * rail 1's raised 10 -> 15 -> 30 GB/s. The closed form once charged
+   * each rail's latency against its own pace, t_k - steps * p_k, then
+   * added the global pace: a faster rail 1 lowered p_1 by more than its
+   * t_1, so 1 MiB rose 198.8 -> 209.4 -> 220.4 us. Now every rail's
+   * latency is what is left of t_k after the global pace, which only
+   * falls as any link speeds up; the form then meets the aggregated run
+   * (164.9 us at 1 MiB however fast rail 1). */
+  struct harness h;
+  harness_load_text(&h,
+                    "schema_version: 1\nname: nic-bound\ngpu: TestGPU\nnodes: 2\n"
+                    "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n  link_bw: 900GBps\n"
+                    "  link_lat: 1.5us\ninter_node:\n  template: ib\n  nics_per_node: 4\n"
+                    "  nic_bw: 10GBps\n  nic_lat: 5us\n  gpu_nic_bw: 100GBps\n"
+                    "  gpu_nic_lat: 1us\ncompute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n"
+                    "  kernel_overhead: 0us\n  fp32_math: fp32\n",
+                    "tests/data/gpus.yaml");
+  set_rail_nics(&h, 0, 3e9);
+  const double sizes[] = {1 << 16, 1 << 20, 8 << 20};
+  const double rail1_bw[] = {10e9, 15e9, 30e9};
+  for (int s = 0; s < 3; s++) {
+    double last_closed = INFINITY;
+    int64_t last_agg = INT64_MAX;
+    for (int x = 0; x < 3; x++) {
+      set_rail_nics(&h, 1, rail1_bw[x]);
+      open_rails(&h, NULL, 8, 4);
+      double closed = ds_ring_allreduce_ns(&h.ring, sizes[s]);
+      int64_t agg = run_kind(&h, DS_COLL_ALLREDUCE, 8, sizes[s], DS_COLL_AGGREGATE, NULL);
+      cr_assert_leq(closed, last_closed + 1e-6, "%.0f bytes, rail 1 at %.0f GB/s: %.1f ns > %.1f",
+                    sizes[s], rail1_bw[x] / 1e9, closed, last_closed);
+      cr_assert_leq(agg, last_agg, "%.0f bytes, rail 1 at %.0f GB/s: aggregate %lld > %lld ns",
+                    sizes[s], rail1_bw[x] / 1e9, (long long)agg, (long long)last_agg);
+      cr_assert(fabs(closed - (double)agg) <= 1, "closed form %.1f, aggregated %lld ns", closed,
+                (long long)agg);
+      last_closed = closed;
+      last_agg = agg;
+      harness_release(&h);
+    }
+  }
+  ds_topo_free(h.topo);
+}

@@ -166,6 +166,9 @@ Test(topo, an_unknown_gpu_names_what_it_can_mean) {
     const char *gpu, *hint;
   } cases[] = {
       {"h100", "(did you mean H100-SXM5-80GB or H100-PCIE-80GB? known: "},
+      {"v100", "(did you mean V100-SXM2-16GB, V100-SXM2-32GB, V100-PCIE-16GB or V100-PCIE-32GB? "
+               "known: "},
+      {"sxm5", "(did you mean H100-SXM5-80GB? known: "}, /* a name holding it */
       {"a100-sxm4-80gb", "(did you mean A100-SXM4-80GB? known: "},
       {"\"NVIDIA H100 80GB HBM3\"", "(did you mean H100-SXM5-80GB, nvidia-smi's name for it? "
                                     "known: "},

@@ -105,17 +105,17 @@ static void print_memory(FILE *fp, const struct ds_summary *r) {
 }
 
 /* What NCCL's model ran for the all-reduces (report.h nccl_runs): up to
- * DS__NCCL_RUNS_SHOWN runs of equal choices, in the order they ran, each
+ * NCCL_RUNS_SHOWN runs of equal choices, in the order they ran, each
  * with its count ("ring/LL128 x3, ring/Simple x1"); more runs (choices
  * that alternate with the bucket sizes) as each choice's total, in the
  * order first run, and how many runs: the JSON's nccl_allreduces has the
  * order. */
-#define DS__NCCL_RUNS_SHOWN 4
+#define NCCL_RUNS_SHOWN 4
 static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
   if (r->n_nccl_runs == 0) return;
   char name[DS_AR_ALGO_NAME_MAX];
   fputs("    nccl        ", fp);
-  if (r->n_nccl_runs <= DS__NCCL_RUNS_SHOWN) {
+  if (r->n_nccl_runs <= NCCL_RUNS_SHOWN) {
     for (int32_t k = 0; k < r->n_nccl_runs; k++) {
       ds_allreduce_algo_name((enum ds_ar_algo)r->nccl_runs[k].algo,
                              (enum ds_proto)r->nccl_runs[k].proto, name);
@@ -139,7 +139,7 @@ static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "%s %s x%lld", printed++ ? "," : "", name, (long long)calls);
   }
   if (r->nccl_calls_unlisted > 0)
-    fprintf(fp, ", %d more", (int)r->nccl_calls_unlisted);
+    fprintf(fp, ", %d more calls", (int)r->nccl_calls_unlisted);
   fprintf(fp, "  (mixed in %d%s runs; the JSON's nccl_allreduces has the order)\n",
           (int)r->n_nccl_runs, r->nccl_calls_unlisted > 0 ? " or more" : "");
 }

@@ -216,10 +216,10 @@ double ds_ring_steps_ns(const struct ds_ring *ring, int32_t steps, double step_b
  * uniform ring 2(N-1)*alpha + 2(N-1)/N * S/B. Exact for the per-flow ring
  * of one ring (hops sharing a link at their shares), and for the aggregated
  * ring, which runs this form: its latency is the form less the pacing
- * 2(N-1) * d_slow. With rails: the largest such latency of the rails (each
- * S/K; a send waiting on a hop at the hop's hop_rails_bw, the pace of the
- * rails together, so that no faster link lengthens it) + 2(N-1)/N * bytes /
- * ds_ring_busbw; per flow the rails' hops that share a link (the NVLink
+ * 2(N-1) * d_slow. With rails: the largest of the rails' forms (each S/K;
+ * a send waiting on a hop at the hop's hop_rails_bw, the pace of the rails
+ * together, so that no faster link lengthens it) less the common pace
+ * 2(N-1)/N * bytes / ds_ring_busbw, then plus that pace; per flow the rails' hops that share a link (the NVLink
  * ports the rails cross in a node) slow each other where they overlap,
  * which this form leaves out (docs/collectives.md). */
 double ds_ring_allreduce_ns(const struct ds_ring *ring, double bytes);

@@ -531,35 +531,21 @@ void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap) {
 void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *buf,
                           size_t cap) {
   buf[0] = '\0';
-  /* every name the word begins, case ignored ("h100": the SXM and PCIe
-   * cards), which covers an exact name in another case too */
-  size_t n = strlen(name), used = 0, found = 0;
-  for (size_t i = 0; i < t->n && n > 0; i++) {
-    const char *g = t->gpus[i].spec.name;
-    if (strncasecmp(g, name, n) != 0) continue;
-    int w = snprintf(buf + used, cap - used, "%s%s", found ? " or " : "did you mean ", g);
-    if (w < 0 || (size_t)w + 3 > cap - used) { /* no room for the rest and "? " */
-      buf[0] = '\0';
-      return;
-    }
-    used += (size_t)w;
-    found++;
-  }
-  if (found) {
-    snprintf(buf + used, cap - used, "? ");
-    return;
-  }
-  const struct ds_gpu_info *smi = ds_gpu_table_by_smi_name(t, name);
-  if (smi) {
-    snprintf(buf, cap, "did you mean %s, nvidia-smi's name for it? ", smi->spec.name);
-    return;
-  }
   const char *names[257];
   size_t k = 0;
   for (size_t i = 0; i < t->n && k < 256; i++) names[k++] = t->gpus[i].spec.name;
   names[k] = NULL;
-  const char *near = ds_cli_closest(name, names);
-  if (near) snprintf(buf, cap, "did you mean %s? ", near);
+  /* the names the word begins first ("h100": the SXM and PCIe cards),
+   * which covers an exact name in another case too; then nvidia-smi's
+   * name for a card; then the names holding it, or a typo's nearest */
+  char near[192];
+  enum ds_cli_suggest_kind kind = ds_cli_suggest(name, names, near, sizeof near);
+  const struct ds_gpu_info *smi = ds_gpu_table_by_smi_name(t, name);
+  if (kind != DS_CLI_SUGGEST_BEGINS && smi)
+    snprintf(buf, cap, "did you mean %s, nvidia-smi's name for it? ", smi->spec.name);
+  else if (kind != DS_CLI_SUGGEST_NONE &&
+           (size_t)snprintf(buf, cap, "did you mean %s? ", near) >= cap)
+    buf[0] = '\0';
 }
 
 ds_status ds_gpu_table_lookup(const char *path, const char *gpu_name,

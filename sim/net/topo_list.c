@@ -236,12 +236,6 @@ static int cmp_pair(const void *x, const void *y) {
   return (a->entry > b->entry) - (a->entry < b->entry);
 }
 
-static const char *vertex_name(const struct list *d, int32_t v) {
-  for (size_t i = 0; i < d->n; i++)
-    if (d->dev[i].vertex == v) return d->dev[i].name;
-  return "?";
-}
-
 static ds_status read_links(struct ds_topo *t, const struct ds_cnode *root,
                             const struct list *d, struct ds_err *err) {
   struct ds_cnode seq, item;
@@ -271,7 +265,7 @@ static ds_status read_links(struct ds_topo *t, const struct ds_cnode *root,
     DS_CHECK_GOTO(ds_cseq_at(&seq, (size_t)p->entry, &first, err), st, out);
     st = ds_cnode_error(&item, err, "a second link %s -> %s (the first at line %d); "
                         "write one link with count: 2 for bonded links",
-                        vertex_name(d, q->src), vertex_name(d, q->dst),
+                        t->vertex_name[q->src], t->vertex_name[q->dst],
                         ds_cnode_line(&first));
     goto out;
   }
@@ -282,8 +276,7 @@ out:
 
 /* The GPUs GPU a cannot reach, named in names (at most MAX_NAMED); their
  * count. One search. */
-static int32_t unreached(struct ds_topo *t, const struct list *d, int32_t a, char *names,
-                         size_t cap) {
+static int32_t unreached(struct ds_topo *t, int32_t a, char *names, size_t cap) {
   uint32_t stamp = ds__topo_search(t, t->gpu_vertex[a], -1);
   int32_t missing = 0;
   size_t used = 0;
@@ -292,7 +285,7 @@ static int32_t unreached(struct ds_topo *t, const struct list *d, int32_t a, cha
     if (b == a || t->scratch_seen[t->gpu_vertex[b]] == stamp) continue;
     if (missing++ < MAX_NAMED && used < cap) {
       int w = snprintf(names + used, cap - used, "%s%d '%s'", used ? ", " : "", b,
-                       vertex_name(d, t->gpu_vertex[b]));
+                       t->vertex_name[t->gpu_vertex[b]]);
       if (w > 0) used += (size_t)w;
     }
   }
@@ -381,18 +374,17 @@ ds_status ds__topo_first_unreached(struct ds_topo *t, int32_t *out) {
 
 /* Every GPU must reach every other one; the first GPU that cannot is named
  * with the GPUs it cannot reach. */
-static ds_status check_reachable(struct ds_topo *t, const struct list *d,
-                                 struct ds_err *err) {
+static ds_status check_reachable(struct ds_topo *t, struct ds_err *err) {
   int32_t first_bad;
   DS_CHECK(ds__topo_first_unreached(t, &first_bad));
   if (first_bad < 0) return DS_OK;
   char names[DS_ERR_MSG_MAX / 2];
-  int32_t missing = unreached(t, d, first_bad, names, sizeof names);
+  int32_t missing = unreached(t, first_bad, names, sizeof names);
   return ds_err_set(err, DS_EINPUT,
                     "%s: GPU %d '%s' cannot reach GPU%s %s%s: no path of links "
                     "that avoids passing through another GPU (routes never "
                     "transit a GPU; add the PCIe/CPU links that join them)",
-                    t->path, first_bad, vertex_name(d, t->gpu_vertex[first_bad]),
+                    t->path, first_bad, t->vertex_name[t->gpu_vertex[first_bad]],
                     missing > 1 ? "s" : "", names, missing > MAX_NAMED ? " and more" : "");
 }
 
@@ -431,7 +423,7 @@ ds_status ds__topo_build_list(struct ds_topo *t, const struct ds_cnode *root,
   DS_CHECK_GOTO(read_links(t, root, &d, err), st, out);
   DS_CHECK_GOTO(ds__topo_build_adjacency(t), st, out);
   DS_CHECK_GOTO(check_linked(t, root, &d, err), st, out);
-  st = check_reachable(t, &d, err);
+  st = check_reachable(t, err);
 out:
   free(d.dev);
   free(d.by_name);

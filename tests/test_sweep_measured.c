@@ -329,13 +329,11 @@ Test(sweep_measured, small_integer_ranges_and_flat_times_read_plainly) {
   cr_assert(!ds_sweep_plot_zoom_y(DS_VAR_BUCKET_MB, t, 2));
 }
 
-Test(sweep_measured, a_flat_sweeps_plot_says_its_axis_is_not_from_zero) {
-  /* the script gnuplot reads, kept by a gnuplot that tees its input: the
-   * key below the plot, and for the tiny model's caps 1 and 4 MiB (1.828
-   * and 1.821 ms, within a tenth) the iteration axis spans the times and
-   * says so, exposed communication on the right axis */
-  ds_test_require_gnuplot();
-  char dir[] = "/tmp/ddpsim-swzoom-XXXXXX", fake[300], gp[300], env[400], args[512];
+/* Runs ddpsim on the tiny model with extra, then a sweep of caps 1 and 4
+ * MiB plotted under a gnuplot that tees the script it reads; returns that
+ * script (malloc'd), the plot's folder removed. */
+static char *plot_script(const char *extra) {
+  char dir[] = "/tmp/ddpsim-swplot-XXXXXX", fake[300], gp[300], env[400], args[512];
   cr_assert_not_null(mkdtemp(dir));
   snprintf(fake, sizeof fake, "%s/gnuplot", dir);
   snprintf(gp, sizeof gp, "%s/script.gp", dir);
@@ -345,19 +343,29 @@ Test(sweep_measured, a_flat_sweeps_plot_says_its_axis_is_not_from_zero) {
   fclose(f);
   cr_assert_eq(chmod(fake, 0755), 0);
   snprintf(env, sizeof env, "DDPSIM_GNUPLOT=%s", fake);
-  snprintf(args, sizeof args, TINY "--bucket-mb 1,4 --plot %s/s.png", dir);
+  snprintf(args, sizeof args, TINY "%s--bucket-mb 1,4 --plot %s/s.png", extra, dir);
   struct ds_test_result r = ds_test_run(env, ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char *script = ds_test_slurp(gp);
   cr_assert_not_null(script);
-  cr_assert(strstr(script, "set key below horizontal\n"), "%s", script);
-  cr_assert(strstr(script, "set ylabel 'iteration (ms; axis not from 0)'\n"), "%s", script);
-  cr_assert(strstr(script, "using 1:3 axes x1y2 with linespoints"), "%s", script);
-  free(script);
   ds_test_release(&r);
   char rm[400];
   snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
   cr_assert_eq(system(rm), 0);
+  return script;
+}
+
+Test(sweep_measured, a_flat_sweeps_plot_says_its_axis_is_not_from_zero) {
+  /* the script gnuplot reads, kept by a gnuplot that tees its input: the
+   * key below the plot, and for the tiny model's caps 1 and 4 MiB (1.828
+   * and 1.821 ms, within a tenth) the iteration axis spans the times and
+   * says so, exposed communication on the right axis */
+  ds_test_require_gnuplot();
+  char *script = plot_script("");
+  cr_assert(strstr(script, "set key below horizontal\n"), "%s", script);
+  cr_assert(strstr(script, "set ylabel 'iteration (ms; axis not from 0)'\n"), "%s", script);
+  cr_assert(strstr(script, "using 1:3 axes x1y2 with linespoints"), "%s", script);
+  free(script);
 }
 
 /* Every iteration the same (the tiny model's caps 1 and 2 MiB: one bucket
@@ -417,28 +425,10 @@ Test(sweep_measured, the_plot_title_names_the_precision) {
                {"--amp fp16 ", "'ddpsim: ddp tiny on tiny, fp32 model, autocast fp16, "
                                "--bucket-mb sweep'"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    char dir[] = "/tmp/ddpsim-swtitle-XXXXXX", fake[300], gp[300], env[400], args[512];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(fake, sizeof fake, "%s/gnuplot", dir);
-    snprintf(gp, sizeof gp, "%s/script.gp", dir);
-    FILE *f = fopen(fake, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\ntee '%s' | gnuplot\n", gp);
-    fclose(f);
-    cr_assert_eq(chmod(fake, 0755), 0);
-    snprintf(env, sizeof env, "DDPSIM_GNUPLOT=%s", fake);
-    snprintf(args, sizeof args, TINY "%s--bucket-mb 1,4 --plot %s/s.png", cases[i].flag, dir);
-    struct ds_test_result r = ds_test_run(env, ds_test_ddpsim(), args);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    char *script = ds_test_slurp(gp);
-    cr_assert_not_null(script);
+    char *script = plot_script(cases[i].flag);
     char want[256];
     snprintf(want, sizeof want, "set title %s\n", cases[i].title);
     cr_assert(strstr(script, want), "want %s in %s", want, script);
     free(script);
-    ds_test_release(&r);
-    char rm[400];
-    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
-    cr_assert_eq(system(rm), 0);
   }
 }

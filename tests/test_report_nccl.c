@@ -25,6 +25,16 @@ static char *print_of(const struct ds_summary *row, enum ds_format format) {
   return text;
 }
 
+/* A hand-made two-rank DDP row under --algo auto: its strings set (every
+ * format prints them), no NCCL call recorded yet. */
+static struct ds_summary auto_row(void) {
+  return (struct ds_summary){.strategy = "ddp", .model = "m", .topology = "t", .gpu = "g",
+                             .dtype = "fp32", .net_model = "maxmin", .coll_model = "flow",
+                             .coll_algo = "auto", .ddp_options = "none", .amp = "none",
+                             .optimizer = "sgd", .world_size = 2, .iters = 2,
+                             .reported_iter = 1};
+}
+
 /* Its text. */
 static char *text_of(const struct ds_summary *row) { return print_of(row, DS_FORMAT_TEXT); }
 
@@ -110,11 +120,7 @@ Test(report_nccl, the_json_lists_each_run_and_plain_algorithms_none) {
 Test(report_nccl, many_runs_print_each_choice_once_with_its_total) {
   /* six runs alternating two choices (small and large buckets): the text
    * gives each choice's total in the order it first ran, and the runs */
-  struct ds_summary row = {.strategy = "ddp", .model = "m", .topology = "t", .gpu = "g",
-                           .dtype = "fp32", .net_model = "maxmin", .coll_model = "flow",
-                           .coll_algo = "auto", .ddp_options = "none", .amp = "none",
-                           .optimizer = "sgd", .world_size = 2, .iters = 2,
-                           .reported_iter = 1};
+  struct ds_summary row = auto_row();
   double bytes[9] = {0};
   row.bucket_bytes = bytes;
   row.n_buckets = 9;
@@ -135,11 +141,7 @@ Test(report_nccl, many_runs_print_each_choice_once_with_its_total) {
 Test(report_nccl, calls_past_the_last_run_are_counted_not_listed) {
   /* two choices alternating 300 times: 256 runs of one call each
    * (DS_SUMMARY_MAX_NCCL_RUNS), the other 44 calls counted */
-  struct ds_summary row = {.strategy = "ddp", .model = "m", .topology = "t", .gpu = "g",
-                           .dtype = "fp32", .net_model = "maxmin", .coll_model = "flow",
-                           .coll_algo = "auto", .ddp_options = "none", .amp = "none",
-                           .optimizer = "sgd", .world_size = 2, .iters = 2,
-                           .reported_iter = 1};
+  struct ds_summary row = auto_row();
   double bytes[1] = {0};
   row.bucket_bytes = bytes;
   row.n_buckets = 1;

@@ -7,7 +7,6 @@
  */
 #include "calibrate_args.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,11 +64,11 @@ static int parse_size(const char *s, size_t *out) {
   return ds_collective_parse_size(s, 16.0 * 1024 * 1024 * 1024, out);
 }
 
+/* A finite decimal number above lo (ds_units_parse_number: strtod alone
+ * also took hex, "0x4" as 4 ranks, and leading blanks). */
 static int parse_num(const char *s, double lo, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno || !(v > lo) || !isfinite(v)) return -1;
+  double v;
+  if (ds_units_parse_number(s, &v) != DS_OK || !(v > lo)) return -1;
   *out = v;
   return 0;
 }

@@ -70,10 +70,17 @@ static const char *const algo_names[][2] = {
 static const char *const proto_names[] = {"LL", "LL128", "Simple"};
 
 int ds_collective_parse_size(const char *s, double max, size_t *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !isfinite(v) || v < 0) return -1;
+  /* The number before the unit letter is decimal (ds_units_parse_number):
+   * strtod alone also took hex ("0x10" as 16, where nccl-tests' %zu reads
+   * 0) and leading blanks. */
+  char number[64];
+  size_t len = strcspn(s, "kKmMgGB");
+  double v;
+  if (len == 0 || len >= sizeof number) return -1;
+  memcpy(number, s, len);
+  number[len] = '\0';
+  if (ds_units_parse_number(number, &v) != DS_OK || v < 0) return -1;
+  const char *end = s + len;
   double unit = 1;
   switch (*end) {
   case 'k': case 'K': unit = 1024.0; end++; break;
@@ -173,10 +180,8 @@ static ds_status apply(struct ds_collective_args *a, const char *f, const char *
     if (parse_size(v, &a->max_bytes))
       return bad_value(err, f, v, "a size like 8, 1K, 1M, 1G (at most 64G)");
   } else if (!strcmp(f, "-f") || !strcmp(f, "--stepfactor")) {
-    char *end;
-    errno = 0;
-    a->factor = strtod(v, &end);
-    if (end == v || *end || errno || !isfinite(a->factor) || !(a->factor > 1))
+    /* decimal only, as every number ddpsim and ddpreal read */
+    if (ds_units_parse_number(v, &a->factor) != DS_OK || !(a->factor > 1))
       return bad_value(err, f, v, "a finite factor > 1");
   } else if (!strcmp(f, "-g") || !strcmp(f, "--nranks")) {
     DS_CHECK(parse_int(err, f, v, 1, &a->nranks));

@@ -13,6 +13,7 @@
 
 #include "base/cli.h"
 #include "base/outputs.h"
+#include "base/units.h"
 
 static const char usage[] =
     "usage: ddpreal --schedule SCHEDULE.csv --trace MEASURED.csv [options]\n"
@@ -68,10 +69,12 @@ static const struct ds_cli_option options[] = {
 const struct ds_cli_option *ds_real_options_flags(void) { return options; }
 
 /* --timeout's rule, which DDPREAL_TIMEOUT_S set by hand obeys too. */
-static int timeout_valid(const char *v) {
-  char *end;
-  double x = strtod(v, &end);
-  return *v != '\0' && *end == '\0' && x > 0 && x <= 1e6;
+static int timeout_valid(const char *v, double *seconds) {
+  /* decimal only (ds_units_parse_number): strtod alone took "0x10" as 16 s */
+  double x;
+  if (ds_units_parse_number(v, &x) != DS_OK || !(x > 0 && x <= 1e6)) return 0;
+  *seconds = x;
+  return 1;
 }
 
 static ds_status apply(struct ds_real_options *o, const char *flag,
@@ -102,7 +105,8 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
   } else if (strcmp(flag, "--timeout") == 0) {
     /* Read by both devices from the environment, which forked and
      * mpirun'd ranks share (each mpirun'd rank parses its own argv). */
-    if (!timeout_valid(v))
+    double seconds;
+    if (!timeout_valid(v, &seconds))
       return ds_cli_bad_value(err, flag, "a number of seconds above 0, at most 1e6, e.g. 60", v);
     if (setenv("DDPREAL_TIMEOUT_S", v, 1) != 0)
       return ds_err_set(err, DS_ENOMEM, "option --timeout: out of memory");
@@ -134,7 +138,8 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   /* Set in the environment rather than by --timeout: a value that is not
    * a number of seconds is refused here, not replaced by the default. */
   const char *env_timeout = getenv("DDPREAL_TIMEOUT_S");
-  if (env_timeout && *env_timeout && !timeout_valid(env_timeout))
+  double env_seconds;
+  if (env_timeout && *env_timeout && !timeout_valid(env_timeout, &env_seconds))
     return ds_err_set(err, DS_EUSAGE,
                       "environment DDPREAL_TIMEOUT_S=\"%s\": expected a number of seconds "
                       "above 0, at most 1e6, e.g. 60 (or unset it for the default %g s)",
@@ -162,7 +167,8 @@ double ds_real_timeout_s(void) {
   const char *v = getenv("DDPREAL_TIMEOUT_S");
   if (!v || !*v) return DS_REAL_TIMEOUT_S;
   /* Checked by ds_real_options_parse before any rank runs. */
-  return timeout_valid(v) ? strtod(v, NULL) : DS_REAL_TIMEOUT_S;
+  double seconds;
+  return timeout_valid(v, &seconds) ? seconds : DS_REAL_TIMEOUT_S;
 }
 
 ds_status ds_real_options_check_trace(const struct ds_real_options *o, struct ds_err *err) {

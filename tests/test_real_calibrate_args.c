@@ -92,6 +92,11 @@ Test(real_calibrate_args, what_is_missing_or_bad_is_refused) {
       {"--device", "cpu", "option --device: expected cuda, got \"cpu\" (calibrate measures a "
                           "GPU: a CPU has no roofline to fit)"},
       {"-g", "4097", "-g '4097': expected a rank count from 1 to 4096"},
+      /* decimal only: strtod alone read "0x4" as 4 ranks, "0x1p10" as 1024 */
+      {"-g", "0x4", "-g '0x4': expected a rank count from 1 to 4096"},
+      {"--mem-bw", "0x1p10", "--mem-bw '0x1p10': expected a positive number of GB/s"},
+      {"--peak-tflops", " 500", "--peak-tflops ' 500': expected a positive number of TFLOP/s"},
+      {"-b", "0x10", "-b '0x10': expected a size like 8 or 1K (>= 4)"},
       {"--iters", "2.5", "--iters '2.5': expected an integer from 1 to 1000"},
       {"--nccl-blocks", "0", "--nccl-blocks '0': expected an integer from 1 to 1024"},
       {"--fp32-math", "bf16", "--fp32-math 'bf16': expected tf32 or fp32"},

@@ -98,6 +98,11 @@ Test(real_collective_args, bad_values_are_refused_naming_the_flag) {
       {"-f", "inf", "-f 'inf': expected a finite factor > 1"},
       {"-f", "1e400", "-f '1e400': expected a finite factor > 1"},
       {"-f", "nan", "-f 'nan': expected a finite factor > 1"},
+      /* decimal only: strtod alone read hex, which nccl-tests reads as 0 */
+      {"-b", "0x10", "-b '0x10': expected a size like 8, 1K, 1M, 1G (>= 1, at most 64G)"},
+      {"-e", "0x1p20", "-e '0x1p20': expected a size like 8, 1K, 1M, 1G (at most 64G)"},
+      {"-f", "0x2", "-f '0x2': expected a finite factor > 1"},
+      {"-f", " 2", "-f ' 2': expected a finite factor > 1"},
       {"-g", "0", "-g '0': expected a whole number from 1 to 1000000"},
       {"--warmup", "-1", "--warmup '-1': expected a whole number from 0 to 1000000"},
       {"--format", "xml", "--format 'xml': expected text, csv or json"},

@@ -50,6 +50,13 @@ Test(real_options, a_bad_timeout_in_the_environment_is_refused) {
   cr_assert_eq(unsetenv("DDPREAL_TIMEOUT_S"), 0);
   cr_assert_eq(parse_ddpreal(7, zero, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "above 0, at most 1e6"), "%s", err.msg);
+  /* a decimal number only: strtod alone read "0x10" as 16 s */
+  char *hex[] = {"ddpreal", "--schedule", "s.csv", "--trace", "t.csv", "--timeout", "0x10", NULL};
+  cr_assert_eq(parse_ddpreal(7, hex, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "got \"0x10\""), "%s", err.msg);
+  cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "0x10", 1), 0);
+  cr_assert_eq(parse_ddpreal(5, argv, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "DDPREAL_TIMEOUT_S=\"0x10\""), "%s", err.msg);
   cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "45", 1), 0);
   cr_assert_eq(parse_ddpreal(5, argv, &err), DS_OK);
   cr_assert_float_eq(ds_real_timeout_s(), 45.0, 1e-12);

@@ -165,6 +165,11 @@ Test(topo_import, bad_inputs_are_located_errors) {
       {D "bad-name.txt", D "bad-name.txt:1: key 'GPU 0': expected a GPU of the table (smi_names), "
                          "got \"NVIDIA Z80\": add it to a GPU's smi_names in your gpus.yaml, or "
                          "pass --gpu NAME"},
+      /* a second GPU model: the topology has one gpu, and the XML reader
+       * refuses it too (GPU 0's name was taken for every GPU, exit 0) */
+      {D "bad-mixed.txt", D "bad-mixed.txt:2: key 'GPU 1': expected one GPU model per machine: "
+                          "\"NVIDIA A100-PCIE-80GB\" here, \"NVIDIA A100-SXM4-80GB\" at line 1 "
+                          "(or pass --gpu NAME)"},
       {D "bad-neither.txt", D "bad-neither.txt:1: key 'GPU0': expected an `nvidia-smi topo -m` "
                             "matrix (a header line of GPU0 GPU1 ... CPU Affinity) or an NCCL "
                             "topology XML"},

@@ -34,6 +34,9 @@ struct matrix {
   int row_line[SMI_MAX_DEVS];
   long numa[SMI_MAX_DEVS]; /* -1: not given */
   int has_numa;
+  /* the first `nvidia-smi -L` line naming another GPU than the first's */
+  char other_gpu[128];
+  int other_gpu_index, other_gpu_line;
 };
 
 static int split(char *line, char **tok, int max) {
@@ -56,10 +59,11 @@ static int find_root(int *parent, int x) {
 
 static void join(int *parent, int a, int b) { parent[find_root(parent, a)] = find_root(parent, b); }
 
-/* "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)": the name, into buf. */
-static int smi_l_name(const char *line, char *buf, size_t cap) {
-  int idx, off = 0;
-  if (sscanf(line, "GPU %d: %n", &idx, &off) != 1 || off == 0) return 0;
+/* "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)": the name, into buf, and
+ * the GPU's index. */
+static int smi_l_name(const char *line, char *buf, size_t cap, int *idx) {
+  int off = 0;
+  if (sscanf(line, "GPU %d: %n", idx, &off) != 1 || off == 0) return 0;
   const char *s = line + off, *e = strstr(s, " (UUID");
   size_t n = e ? (size_t)(e - s) : strcspn(s, "\r\n");
   if (n == 0 || n >= cap) return 0;
@@ -88,9 +92,18 @@ static ds_status parse(const char *path, const char *text, struct matrix *m, cha
     line[len] = '\0';
     p += len + (e != NULL);
     char name[128];
-    if (!smi_name[0] && smi_l_name(line, name, sizeof name)) {
-      snprintf(smi_name, name_cap, "%s", name);
-      *name_line = lineno;
+    int gpu_index;
+    if (smi_l_name(line, name, sizeof name, &gpu_index)) {
+      /* every -L line: the topology has one gpu (XML's set_gpu refuses a
+       * second model too), so another name is refused unless --gpu says */
+      if (!smi_name[0]) {
+        snprintf(smi_name, name_cap, "%s", name);
+        *name_line = lineno;
+      } else if (strcmp(name, smi_name) != 0 && !m->other_gpu[0]) {
+        snprintf(m->other_gpu, sizeof m->other_gpu, "%s", name);
+        m->other_gpu_index = gpu_index;
+        m->other_gpu_line = lineno;
+      }
       continue;
     }
     snprintf(buf, sizeof buf, "%s", line);
@@ -366,6 +379,12 @@ ds_status ds_import_smi(const char *path, const char *text,
   if (st == DS_OK && g) {
     out->gpu = *g;
     snprintf(out->gpu_why, sizeof out->gpu_why, "--gpu %s", g->spec.name);
+  } else if (st == DS_OK && m->other_gpu[0]) {
+    char key[32], msg[384];
+    snprintf(key, sizeof key, "GPU %d", m->other_gpu_index);
+    snprintf(msg, sizeof msg, "one GPU model per machine: \"%s\" here, \"%s\" at line %d "
+             "(or pass --gpu NAME)", m->other_gpu, smi_name, name_line);
+    st = fail(path, m->other_gpu_line, key, err, msg);
   } else if (st == DS_OK && smi_name[0]) {
     g = ds_gpu_table_by_smi_name(table, smi_name);
     if (!g) g = ds_gpu_table_find(table, smi_name);

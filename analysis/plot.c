@@ -108,7 +108,7 @@ static ds_status write_data(const char *data_path, const struct ds_compare *c,
     if (c->meas) side_data(fp, c->meas, c->plot_meas_iter, l, nl, 2, 1, labels);
   }
   if (fclose(fp) != 0)
-    return ds_err_set(err, DS_EIO, "--plot: cannot write %s", data_path);
+    return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", data_path, strerror(errno));
   return DS_OK;
 }
 
@@ -200,7 +200,7 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
   size_t n_pairs = (size_t)(c->world_size + 1) * DS_STREAM_COUNT;
   struct lane *l = malloc(n_pairs * sizeof *l);
   unsigned char *seen = calloc(n_pairs, 1);
-  char data[] = "/tmp/ddpsim-plot-XXXXXX";
+  char data[4096];
   int data_made = 0;
   if (!l || !seen) {
     free(l);
@@ -209,10 +209,10 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
   }
   size_t nl = lanes(c, seen, l);
   free(seen);
-  int fd = ds_temp_mkstemp(data);
+  int fd = ds_temp_mkstemp_in_dir("ddpsim-plot", data, sizeof data);
   if (fd < 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
-                    strerror(errno));
+    st = ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file in %s (TMPDIR): %s",
+                    ds_temp_dir(), strerror(errno));
     goto out;
   }
   close(fd);

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,20 @@ int ds_temp_mkstemp(char *tmpl) {
   int fd = mkstemp(tmpl);
   if (fd >= 0) ds_temp_track(tmpl);
   return fd;
+}
+
+const char *ds_temp_dir(void) {
+  const char *dir = getenv("TMPDIR");
+  return dir && *dir ? dir : "/tmp";
+}
+
+int ds_temp_mkstemp_in_dir(const char *prefix, char *buf, size_t size) {
+  int n = snprintf(buf, size, "%s/%s-XXXXXX", ds_temp_dir(), prefix);
+  if (n < 0 || (size_t)n >= size) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return ds_temp_mkstemp(buf);
 }
 
 void ds_temp_remove(const char *path) {

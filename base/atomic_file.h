@@ -88,6 +88,12 @@ ds_status ds_atomic_file_finish(int commit, struct ds_err *err);
  * unlists a file that was renamed into place (or that the caller removes
  * itself); ds_temp_track lists a name made otherwise. */
 int ds_temp_mkstemp(char *tmpl);
+/* The folder for scratch files: $TMPDIR when set and not empty, else
+ * /tmp, as mkstemp(3)'s callers conventionally choose. */
+const char *ds_temp_dir(void);
+/* ds_temp_mkstemp of "<ds_temp_dir()>/<prefix>-XXXXXX", the name left in
+ * buf; -1 with errno ENAMETOOLONG when it does not fit in size. */
+int ds_temp_mkstemp_in_dir(const char *prefix, char *buf, size_t size);
 void ds_temp_remove(const char *path);
 void ds_temp_track(const char *path);
 void ds_temp_untrack(const char *path);

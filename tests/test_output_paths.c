@@ -200,3 +200,39 @@ Test(output_paths, outputs_keep_their_permissions_and_follow_the_umask) {
     cr_assert_eq(mode_of(p[i]), 0600u, "%s: mode %o under umask 077", p[i], mode_of(p[i]));
   ds_test_remove_dir(dir);
 }
+
+/* A plot's data file is scratch: it goes where $TMPDIR says (mkstemp's
+ * convention; before, always /tmp), is gone after, and a $TMPDIR that
+ * cannot hold it is named in the error (exit 1, no picture). */
+Test(output_paths, a_plots_scratch_data_goes_to_tmpdir) {
+  ds_test_require_gnuplot();
+  static const char *const commands[] = {
+      "analyze " H100 "p2.csv --plot ",
+      "--topo 4gpu --batch 16,32 --plot ",
+      "collective --topo 4gpu --plot ",
+  };
+  char scratch[] = "/tmp/ddpsim-tmpdir-XXXXXX", out[] = "/tmp/ddpsim-tmpout-XXXXXX";
+  cr_assert_not_null(mkdtemp(scratch));
+  cr_assert_not_null(mkdtemp(out));
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+    char env[600], args[1024], picture[600];
+    snprintf(picture, sizeof picture, "%s/p%zu.png", out, i);
+    snprintf(args, sizeof args, "%s%s", commands[i], picture);
+    snprintf(env, sizeof env, "TMPDIR=%s/missing", scratch);
+    struct ds_test_result r = ds_test_cli_env(env, args);
+    cr_assert_eq(r.status, 1, "%s: status %d, %s", args, r.status, r.err);
+    cr_assert(strstr(r.err, "cannot create a temporary file in ") &&
+                  strstr(r.err, "/missing (TMPDIR): No such file or directory"),
+              "%s: %s", args, r.err);
+    ds_test_release(&r);
+    cr_assert(access(picture, F_OK) != 0, "%s: %s written", args, picture);
+    snprintf(env, sizeof env, "TMPDIR=%s", scratch);
+    r = ds_test_cli_env(env, args);
+    cr_assert_eq(r.status, 0, "%s: status %d, %s", args, r.status, r.err);
+    ds_test_release(&r);
+    ds_test_assert_image(picture, PNG_MAGIC);
+    cr_assert_eq(ds_test_count_entries(scratch), 0, "%s: a file left in %s", args, scratch);
+  }
+  ds_test_remove_dir(scratch);
+  ds_test_remove_dir(out);
+}

@@ -82,7 +82,7 @@ static ds_status write_data(const char *path, const struct ds_sweep_point *pts,
       else fprintf(fp, "%.6f\n", m->p[k].exposed_comm_ms);
     }
   }
-  if (fclose(fp) != 0) return ds_err_set(err, DS_EIO, "--plot: cannot write %s", path);
+  if (fclose(fp) != 0) return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", path, strerror(errno));
   return DS_OK;
 }
 
@@ -194,12 +194,12 @@ ds_status ds_sweep_plot(const struct ds_options *o, const struct ds_summary *row
   struct ds_sweep_point *pts = malloc((size_t)n * sizeof *pts);
   if (!pts) return ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
   ds_sweep_points(o, rows, n, pts);
-  char data[] = "/tmp/ddpsim-sweep-XXXXXX";
-  int fd = ds_temp_mkstemp(data);
+  char data[4096];
+  int fd = ds_temp_mkstemp_in_dir("ddpsim-sweep", data, sizeof data);
   if (fd < 0) {
     free(pts);
-    return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
-                      strerror(errno));
+    return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file in %s (TMPDIR): %s",
+                      ds_temp_dir(), strerror(errno));
   }
   close(fd);
   int32_t best = ds_sweep_best_row(o, rows, n);

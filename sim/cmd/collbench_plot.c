@@ -203,17 +203,17 @@ static ds_status write_data(const char *path, const struct ds_busbw_set *sim,
     for (size_t i = 0; i < ref->n; i++)
       fprintf(fp, "%.17g %.17g\n", ref->p[i].size_bytes, ref->p[i].busbw_gbps);
   }
-  if (fclose(fp) != 0) return ds_err_set(err, DS_EIO, "--plot: cannot write %s", path);
+  if (fclose(fp) != 0) return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", path, strerror(errno));
   return DS_OK;
 }
 
 ds_status ds_busbw_plot(const char *path, const char *title, const struct ds_busbw_set *sim,
                         const struct ds_busbw_set *ref, struct ds_err *err) {
-  char data[] = "/tmp/ddpsim-busbw-XXXXXX";
-  int fd = ds_temp_mkstemp(data);
+  char data[4096];
+  int fd = ds_temp_mkstemp_in_dir("ddpsim-busbw", data, sizeof data);
   if (fd < 0)
-    return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
-                      strerror(errno));
+    return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file in %s (TMPDIR): %s",
+                      ds_temp_dir(), strerror(errno));
   close(fd);
   ds_status st = write_data(data, sim, ref, err);
   struct script_ctx x = {data, title, sim, ref};

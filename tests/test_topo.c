@@ -172,6 +172,11 @@ Test(topo, an_unknown_gpu_names_what_it_can_mean) {
       {"a100-sxm4-80gb", "(did you mean A100-SXM4-80GB? known: "},
       {"\"NVIDIA H100 80GB HBM3\"", "(did you mean H100-SXM5-80GB, nvidia-smi's name for it? "
                                     "known: "},
+      /* nvidia-smi's name without its vendor words, as users write it */
+      {"\"H100 PCIe\"", "(did you mean H100-PCIE-80GB, nvidia-smi's name for it? known: "},
+      {"\"A100 80GB PCIe\"", "(did you mean A100-PCIE-80GB, nvidia-smi's name for it? "
+                              "known: "},
+      {"\"RTX 4090\"", "(did you mean RTX4090-24GB, nvidia-smi's name for it? known: "},
       {"H100-SXM5-80G", "(did you mean H100-SXM5-80GB? known: "},
       {"Z80", "unknown GPU 'Z80' (known: "},
   };

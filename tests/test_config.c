@@ -755,9 +755,9 @@ Test(config, out_of_range_values_are_located) {
   struct ds_err err = {DS_OK, ""};
   double d;
   cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:1:5: key 'bw': expected a bandwidth like \"25GBps\" or \"400Gbps\" "
-                            "(B bytes, b bits; per second as ps or /s; 1 Bps to 1e15 Bps), "
-                            "got \"1e-300Bps\"");
+  cr_assert_str_eq(err.msg, "t.yaml:1:5: key 'bw': expected a bandwidth like \"25GBps\" or "
+                            "\"400Gbps\" (B bytes, b bits; per second as ps or /s; 1 Bps to "
+                            "1e15 Bps), got \"1e-300Bps\"");
   cr_assert_eq(ds_cnode_time_ns(&lat, &d, &err), DS_EINPUT);
   cr_assert_str_eq(err.msg, "t.yaml:2:6: key 'lat': expected a time like \"1.5us\" "
                             "(at most 1e6 s), got \"1e12s\"");

@@ -816,7 +816,10 @@ static ds_status convert_with_unit(const struct ds_cnode *node, const char *what
 
 ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
                       struct ds_err *err) {
-  return convert_with_unit(node, "a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps)",
+  /* both spellings: a user copying a NIC's "100Gb" rate needs the bit one */
+  return convert_with_unit(node,
+                           "a bandwidth like \"25GBps\" or \"400Gbps\" (B bytes, b bits; "
+                           "per second as ps or /s; 1 Bps to 1e15 Bps)",
                            "a bandwidth", ds_units_parse_bw, "GBps", "Bps", out_bytes_per_s, err);
 }
 

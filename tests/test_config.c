@@ -121,7 +121,8 @@ Test(config, bad_bandwidth_message_exact) {
   cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
   cr_assert_eq(err.status, DS_EINPUT);
   cr_assert_str_eq(err.msg, "t.yaml:7:12: key 'nvlink.link_bw': expected a "
-                            "bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps), got \"fast\"");
+                            "bandwidth like \"25GBps\" or \"400Gbps\" (B bytes, b bits; per "
+                            "second as ps or /s; 1 Bps to 1e15 Bps), got \"fast\"");
   cr_assert(d == 7.0, "output untouched on failure");
   cr_assert_eq(ds_cnode_line(&bw), 7);
   ds_config_free(cfg);
@@ -201,7 +202,7 @@ Test(config, expected_phrases) {
     const char *msg;
   } cases[] = {
       {"a: 5us\n", 0, "t.yaml:1:4: key 'a': expected a size like \"25MiB\" (at most 1e18 bytes), got \"5us\""},
-      {"a: 5us\n", 1, "t.yaml:1:4: key 'a': expected a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps), got \"5us\""},
+      {"a: 5us\n", 1, "t.yaml:1:4: key 'a': expected a bandwidth like \"25GBps\" or \"400Gbps\" (B bytes, b bits; per second as ps or /s; 1 Bps to 1e15 Bps), got \"5us\""},
       {"a: 5MiB\n", 2, "t.yaml:1:4: key 'a': expected a time like \"1.5us\" (at most 1e6 s), got \"5MiB\""},
       {"a: 5us\n", 3, "t.yaml:1:4: key 'a': expected a compute rate like \"312TFLOPS\" (from 1 to 1e21 FLOPS), got \"5us\""},
       {"a: 5us\n", 4, "t.yaml:1:4: key 'a': expected a number, got \"5us\""},
@@ -754,8 +755,9 @@ Test(config, out_of_range_values_are_located) {
   struct ds_err err = {DS_OK, ""};
   double d;
   cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:1:5: key 'bw': expected a bandwidth like \"25GBps\" "
-                            "(from 1 Bps to 1e15 Bps), got \"1e-300Bps\"");
+  cr_assert_str_eq(err.msg, "t.yaml:1:5: key 'bw': expected a bandwidth like \"25GBps\" or "
+                            "\"400Gbps\" (B bytes, b bits; per second as ps or /s; 1 Bps to "
+                            "1e15 Bps), got \"1e-300Bps\"");
   cr_assert_eq(ds_cnode_time_ns(&lat, &d, &err), DS_EINPUT);
   cr_assert_str_eq(err.msg, "t.yaml:2:6: key 'lat': expected a time like \"1.5us\" "
                             "(at most 1e6 s), got \"1e12s\"");
@@ -777,8 +779,8 @@ Test(config, load_file) {
   cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
   char want[256];
   snprintf(want, sizeof want,
-           "%s:2:10: key 'link_bw': expected a bandwidth like \"25GBps\" "
-           "(from 1 Bps to 1e15 Bps), got \"fast\"",
+           "%s:2:10: key 'link_bw': expected a bandwidth like \"25GBps\" or \"400Gbps\" "
+           "(B bytes, b bits; per second as ps or /s; 1 Bps to 1e15 Bps), got \"fast\"",
            path);
   cr_assert_str_eq(err.msg, want);
   ds_config_free(cfg);

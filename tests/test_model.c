@@ -92,8 +92,13 @@ Test(model, grad_ready_maps_names_to_registration_indices) {
 
 Test(model, grad_ready_must_list_every_tensor_once) {
   const char *bad[][2] = {
-      {"grad_ready: [c, a]\n", "every one of the 3 parameter names once, got 2 names"},
+      {"grad_ready: [c, a]\n",
+       "every one of the 3 parameter names once, got 2 names: \"b\" is missing"},
       {"grad_ready: [c, a, x]\n", "got \"x\""},
+      /* one too many: the unknown name, at its item, not a count */
+      {"grad_ready: [c, a, b, x]\n", "key 'grad_ready[3]': expected a parameter name of this "
+                                     "model, got \"x\""},
+      {"grad_ready: [c, a, b, a]\n", "key 'grad_ready[3]': parameter \"a\" is listed twice"},
       {"grad_ready: [c, a, a]\n", "\"a\" is listed twice"},
       {"grad_ready: c\n", "a list of parameter names"},
   };

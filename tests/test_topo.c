@@ -172,6 +172,11 @@ Test(topo, an_unknown_gpu_names_what_it_can_mean) {
       {"a100-sxm4-80gb", "(did you mean A100-SXM4-80GB? known: "},
       {"\"NVIDIA H100 80GB HBM3\"", "(did you mean H100-SXM5-80GB, nvidia-smi's name for it? "
                                     "known: "},
+      /* nvidia-smi's name without its vendor words, as users write it */
+      {"\"H100 PCIe\"", "(did you mean H100-PCIE-80GB, nvidia-smi's name for it? known: "},
+      {"\"A100 80GB PCIe\"", "(did you mean A100-PCIE-80GB, nvidia-smi's name for it? "
+                              "known: "},
+      {"\"RTX 4090\"", "(did you mean RTX4090-24GB, nvidia-smi's name for it? known: "},
       {"H100-SXM5-80G", "(did you mean H100-SXM5-80GB? known: "},
       {"Z80", "unknown GPU 'Z80' (known: "},
   };
@@ -184,6 +189,22 @@ Test(topo, an_unknown_gpu_names_what_it_can_mean) {
     cr_assert_eq(load_text(text, &err, path), DS_EINPUT, "gpu %s", cases[i].gpu);
     cr_assert(strstr(err.msg, cases[i].hint), "gpu %s: %s", cases[i].gpu, err.msg);
   }
+}
+
+/* A RoCE cluster's first try, template: roce, is told to write ib: NCCL
+ * drives RoCE NICs with its IB transport, which the ib template models. */
+Test(topo, a_roce_inter_node_template_is_told_to_write_ib) {
+  struct ds_err err = {0};
+  char path[64];
+  cr_assert_eq(load_text("schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 2\ngpus_per_node: 2\n"
+                         "intra_node:\n  template: nvswitch\n  link_bw: 1GBps\n  link_lat: 1us\n"
+                         "inter_node:\n  template: roce\n  nics_per_node: 1\n  nic_bw: 100Gbps\n"
+                         "  nic_lat: 6us\n  gpu_nic_bw: 32GBps\n  gpu_nic_lat: 1us\n",
+                         &err, path), DS_EINPUT);
+  cr_assert(strstr(err.msg, ":11:") &&
+            strstr(err.msg, "key 'inter_node.template': expected ib, got \"roce\": ib stands "
+                            "for every NIC fabric NCCL's IB transport drives, RoCE included"),
+            "message: %s", err.msg);
 }
 
 Test(topo, several_nodes_need_an_inter_node_network) {

@@ -63,6 +63,19 @@ Test(topocmd, route_between_nodes_crosses_the_fabric) {
   free(o.text);
 }
 
+/* A link of 12.5 GB/s (100 Gb/s, tests/data/ring8.yaml's switch links) is
+ * 12.5 on the route line as in the links list, not %.0f's 12; whole rates
+ * stay whole (64, 50, 100 above). */
+Test(topocmd, a_route_prints_a_fractional_bandwidth_as_the_links_list_does) {
+  struct ds_test_output o = run("tests/data/ring8.yaml --from 0 --to 5");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "16 x nvlink     12.5 GB/s"), "%s", o.text);
+  cr_assert(strstr(o.text, "route      gpu0 -[nvlink 12.5 GB/s]-> switch0 -[nvlink 12.5 GB/s]-> "
+                           "gpu5\n"),
+            "%s", o.text);
+  free(o.text);
+}
+
 /* --from A --to A, and --from the last GPU with the default --to (the
  * last): the route section says it is one GPU (it was left out). */
 Test(topocmd, a_route_from_a_gpu_to_itself_says_so) {

@@ -533,13 +533,22 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   print_any_scaling(out, o, rows, n);
 }
 
+/* How far below PyTorch's torch.cuda.max_memory_allocated the peak ran on
+ * the six H200 runs of validation/memory.csv (0.3 to 5.2 %: the input
+ * batch, workspaces and gradients in flight are not counted): a peak within
+ * that of the capacity may not fit, though fits_memory says yes. */
+#define PEAK_MEM_UNDER_MEASURED 0.052
+
 void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
                                     const struct ds_summary *rows, int32_t n,
                                     const char *gpu) {
-  int first = 1; /* the warnings as one block after a blank line */
+  int first = 1; /* the warnings and notes as one block after a blank line */
   for (int32_t i = 0; i < n; i++) {
-    if (fits(&rows[i])) continue;
-    fputs(first ? "\nwarning: " : "warning: ", out);
+    double peak = ds_report_peak_mem_gib(&rows[i]), cap = rows[i].gpu_mem_gib;
+    int over = !fits(&rows[i]);
+    if (!over && peak * (1 + PEAK_MEM_UNDER_MEASURED) <= cap) continue;
+    fputs(first ? "\n" : "", out);
+    fputs(over ? "warning: " : "note: ", out);
     first = 0;
     if (n > 1) { /* several strategies: the row's first, then what it sweeps */
       int swept = 0;
@@ -548,7 +557,12 @@ void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
       print_config(out, o, i);
       fputs(": ", out);
     }
-    fprintf(out, "%.2f GiB per GPU exceeds the %s's %.2f GiB of memory\n",
-            ds_report_peak_mem_gib(&rows[i]), gpu, rows[i].gpu_mem_gib);
+    if (over)
+      fprintf(out, "%.2f GiB per GPU exceeds the %s's %.2f GiB of memory\n", peak, gpu, cap);
+    else
+      fprintf(out, "%.2f GiB per GPU is %.1f %% of the %s's %.2f GiB: the peak runs up to "
+              "%.1f %% below PyTorch's max_memory_allocated (validation/memory.csv) and "
+              "leaves out the CUDA context: it may not fit\n",
+              peak, 100 * peak / cap, gpu, cap, 100 * PEAK_MEM_UNDER_MEASURED);
   }
 }

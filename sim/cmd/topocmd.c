@@ -6,6 +6,7 @@
  */
 #include "sim/cmd/topocmd.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,7 +261,10 @@ static ds_status print_route(FILE *out, struct ds_topo *t, int32_t from, int32_t
   for (int32_t k = 0; k < n; k++) {
     const struct ds_link *l = &t->links[links[k]];
     vertex_label(t, l->dst, label, sizeof label);
-    fprintf(out, " -[%s %.0f GB/s]-> %s", l->kind, l->bw_bytes_per_s / 1e9, label);
+    /* whole GB/s as such, else one decimal: 100 Gb/s is 12.5, not %.0f's 12 */
+    double gbps = l->bw_bytes_per_s / 1e9;
+    fprintf(out, " -[%s %.*f GB/s]-> %s", l->kind, fabs(gbps - round(gbps)) < 0.05 ? 0 : 1,
+            gbps, label);
     if (k == 0 || l->bw_bytes_per_s < bw) bw = l->bw_bytes_per_s;
     lat += l->lat_ns;
   }

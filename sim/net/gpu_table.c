@@ -528,6 +528,24 @@ void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap) {
   }
 }
 
+/* The GPU one of whose nvidia-smi names ends with name after a space, case
+ * ignored: the name without its vendor words, as users write it ("H100
+ * PCIe", "RTX 4090" for "NVIDIA H100 PCIe", "NVIDIA GeForce RTX 4090");
+ * NULL for none. */
+static const struct ds_gpu_info *by_smi_name_tail(const struct ds_gpu_table *t,
+                                                  const char *name) {
+  size_t n = strlen(name);
+  if (n == 0) return NULL;
+  for (size_t i = 0; i < t->n; i++)
+    for (int32_t k = 0; k < t->gpus[i].n_smi_names; k++) {
+      const char *smi = t->gpus[i].smi_names[k];
+      size_t m = strlen(smi);
+      if (m > n && smi[m - n - 1] == ' ' && strcasecmp(smi + m - n, name) == 0)
+        return &t->gpus[i];
+    }
+  return NULL;
+}
+
 void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *buf,
                           size_t cap) {
   buf[0] = '\0';
@@ -537,10 +555,12 @@ void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *
   names[k] = NULL;
   /* the names the word begins first ("h100": the SXM and PCIe cards),
    * which covers an exact name in another case too; then nvidia-smi's
-   * name for a card; then the names holding it, or a typo's nearest */
+   * name for a card, whole or without its vendor words; then the names
+   * holding it, or a typo's nearest */
   char near[192];
   enum ds_cli_suggest_kind kind = ds_cli_suggest(name, names, near, sizeof near);
   const struct ds_gpu_info *smi = ds_gpu_table_by_smi_name(t, name);
+  if (!smi) smi = by_smi_name_tail(t, name);
   if (kind != DS_CLI_SUGGEST_BEGINS && smi)
     snprintf(buf, cap, "did you mean %s, nvidia-smi's name for it? ", smi->spec.name);
   else if (kind != DS_CLI_SUGGEST_NONE &&

@@ -66,7 +66,8 @@ void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap);
 /* What an unknown GPU name can mean, into buf (cap bytes; "" for nothing):
  * "did you mean A or B? " for the names name begins (case ignored: "h100",
  * "a100-sxm4-80gb"), else "did you mean NAME, nvidia-smi's name for it? "
- * for a GPU's smi name, else "did you mean A? " for a typo's nearest name
+ * for a GPU's smi name or its last words ("H100 PCIe" of "NVIDIA H100
+ * PCIe"), else "did you mean A? " for a typo's nearest name
  * (ds_cli_closest). */
 void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *buf,
                           size_t cap);

@@ -268,8 +268,10 @@ static ds_status build(struct ds_topo *t, const struct intra_spec *intra,
   return ds__topo_build_adjacency(t);
 }
 
+/* allowed is "a or b or c"; hint (may be "") follows the error, saying
+ * what to write for a value a user is likely to try. */
 static ds_status read_template(const struct ds_cnode *map, const char *allowed,
-                               char out[16], struct ds_err *err) {
+                               const char *hint, char out[16], struct ds_err *err) {
   struct ds_cnode node;
   const char *s;
   DS_CHECK(ds_cmap_require(map, "template", allowed, &node, err));
@@ -283,7 +285,7 @@ static ds_status read_template(const struct ds_cnode *map, const char *allowed,
       return DS_OK;
     }
   }
-  return ds_cnode_error(&node, err, "expected %s, got \"%s\"", allowed, s);
+  return ds_cnode_error(&node, err, "expected %s, got \"%s\"%s", allowed, s, hint);
 }
 
 static ds_status read_bw(const struct ds_cnode *map, const char *key,
@@ -346,7 +348,7 @@ static ds_status read_intra(const struct ds_cnode *root, int64_t gpn,
   DS_CHECK(ds_cmap_require(root, "intra_node", "a mapping with template, link_bw, link_lat",
                            &map, err));
   DS_CHECK(ds_cmap_check_keys(&map, intra_keys, err));
-  DS_CHECK(read_template(&map, "nvlink-mesh or nvswitch or pcie-switch",
+  DS_CHECK(read_template(&map, "nvlink-mesh or nvswitch or pcie-switch", "",
                          s->template_name, err));
   DS_CHECK(read_bw(&map, "link_bw", &s->link_bw, err));
   DS_CHECK(read_lat(&map, "link_lat", &s->link_lat, err));
@@ -420,7 +422,13 @@ static ds_status read_inter(const struct ds_cnode *root, int64_t nodes,
                            "a mapping (nodes > 1 need an inter-node network)",
                            &map, err));
   DS_CHECK(ds_cmap_check_keys(&map, inter_keys, err));
-  DS_CHECK(read_template(&map, "ib", s->template_name, err));
+  /* NCCL's IB transport drives RoCE NICs too (the same verbs, NCCL's
+   * src/transport/net_ib.cc), and its tuning has no RoCE row: one model. */
+  DS_CHECK(read_template(&map, "ib",
+                         ": ib stands for every NIC fabric NCCL's IB transport drives, "
+                         "RoCE included (the same verbs and model); write template: ib "
+                         "with the NICs' nic_bw (docs/topologies.md)",
+                         s->template_name, err));
   DS_CHECK(read_count(&map, "nics_per_node", gpn, &s->nics_per_node, err));
   DS_CHECK(read_bw(&map, "nic_bw", &s->nic_bw, err));
   DS_CHECK(read_lat(&map, "nic_lat", &s->nic_lat, err));

@@ -187,9 +187,9 @@ ds_status ds__model_read_name_list(struct ds_model *m, const struct ds_cnode *se
     return ds_cnode_error(seq, err, "expected a list of parameter names");
   ds_status st = ds_cseq_len(seq, &n, err);
   if (st != DS_OK) return st;
-  if (n != (size_t)m->n_params)
-    return ds_cnode_error(seq, err, "expected every one of the %d parameter names once, "
-                          "got %zu names", m->n_params, n);
+  /* The count is checked after the names: a list too long holds a name
+   * that is unknown or repeated, said at its item (before the write past
+   * n_params it would make); one too short names the first missing. */
   struct named_param *by = malloc((size_t)m->n_params * sizeof *by);
   char *seen = calloc((size_t)m->n_params, 1);
   *out = malloc((size_t)m->n_params * sizeof **out);
@@ -215,6 +215,14 @@ ds_status ds__model_read_name_list(struct ds_model *m, const struct ds_cnode *se
     }
     seen[found] = 1;
     (*out)[i] = found;
+  }
+  if (n < (size_t)m->n_params) {
+    int32_t missing = 0;
+    while (seen[missing]) missing++;
+    st = ds_cnode_error(seq, err, "expected every one of the %d parameter names once, "
+                        "got %zu names: \"%s\" is missing", m->n_params, n,
+                        m->params[missing].name);
+    goto out;
   }
   st = DS_OK;
 out:

@@ -67,9 +67,11 @@ static int64_t keys_last_end(const struct ds_trace *t, const struct key *k, size
 
 /* Metrics of one iteration (k[0..n) of t; the n_prev keys before k are
  * its earlier iterations) by analysis/metrics.c; *t0 is its earliest
- * start. */
+ * start; *whole, when not NULL, all of metrics.c's result (rank 0's
+ * window with it). */
 static ds_status measure_iter(const struct ds_trace *t, const struct key *k, size_t n,
-                              size_t n_prev, double *m, int64_t *t0_out) {
+                              size_t n_prev, double *m, int64_t *t0_out,
+                              struct ds_metrics *whole) {
   struct ds_timed_op *ops = malloc((n + 1) * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   for (size_t i = 0; i < n; i++) {
@@ -83,6 +85,7 @@ static ds_status measure_iter(const struct ds_trace *t, const struct key *k, siz
   DS_CHECK(st);
   for (int i = 0; i < IM_COUNT; i++) m[i] = mt.v[i];
   *t0_out = mt.t0_ns;
+  if (whole) *whole = mt;
   return DS_OK;
 }
 
@@ -336,10 +339,15 @@ static ds_status median_iter(const double *ms, const int32_t *iters, size_t n,
 static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_t nr,
                               size_t n_prev, double *pm) {
   c->ops = calloc(nr + 1, sizeof *c->ops);
-  c->metrics = calloc(IM_COUNT + 2 * nr + 2 * (size_t)c->world_size + 1, sizeof *c->metrics);
+  /* the iteration's metrics, rank0_window_ms, each op's start and
+   * duration, two per rank */
+  c->metrics = calloc(IM_COUNT + 1 + 2 * nr + 2 * (size_t)c->world_size + 1, sizeof *c->metrics);
   if (!c->ops || !c->metrics) return DS_ENOMEM;
   int64_t t0;
-  DS_CHECK(measure_iter(c->pred, ref, nr, n_prev, pm, &t0));
+  struct ds_metrics whole;
+  DS_CHECK(measure_iter(c->pred, ref, nr, n_prev, pm, &t0, &whole));
+  c->rank0_own_step = whole.rank0_own_step;
+  c->rank0_window_ms = whole.rank0_window_ms;
   c->n_ops = nr;
   for (size_t i = 0; i < nr; i++) {
     const struct ds_trace_row *r = &c->pred->rows[ref[i].row];
@@ -391,7 +399,7 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
       }
     }
     DS_CHECK_GOTO(check_same(c, ref, nr, mk + a, b - a, err), st, out);
-    DS_CHECK_GOTO(measure_iter(c->meas, mk + a, b - a, a, mm, &t0), st, out);
+    DS_CHECK_GOTO(measure_iter(c->meas, mk + a, b - a, a, mm, &t0, NULL), st, out);
     size_t it = c->n_meas_iters++;
     c->meas_iters[it] = mk[a].iter;
     iter_ms[it] = mm[IM_iter_ms];
@@ -562,7 +570,7 @@ static ds_status default_iter(struct ds_compare *c, const struct key *pk, size_t
   for (size_t a = 0, b; a < n; a = b) {
     for (b = a; b < n && pk[b].iter == pk[a].iter; b++) {}
     int64_t t0;
-    if ((st = measure_iter(c->pred, pk + a, b - a, a, m, &t0)) != DS_OK) {
+    if ((st = measure_iter(c->pred, pk + a, b - a, a, m, &t0, NULL)) != DS_OK) {
       ds_err_set(err, st, "analyze: out of memory");
       goto out;
     }
@@ -623,6 +631,9 @@ static ds_status load_one(const char *path, struct ds_trace *t,
     goto out;
   }
   for (int i = 0; i < IM_COUNT; i++) add_metric(c, ds_metrics_name((enum ds_metric_id)i), pm[i], 0);
+  /* what rank 0's lines are measured over where it is not iter_ms (an
+   * asynchronous parameter server: metrics.h), as ddpsim's summary says */
+  if (c->rank0_own_step) add_metric(c, "rank0_window_ms", c->rank0_window_ms, 0);
   if (summarize(c) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;

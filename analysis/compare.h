@@ -96,6 +96,10 @@ struct ds_compare {
   struct ds_metric *metrics;
   size_t n_metrics;
   double meas_iter_sd_ms;   /* run-to-run stddev of the iteration time */
+  /* rank 0's window of the predicted iteration (analysis/metrics.h): its
+   * own step, rank0_window_ms long, where rank0_own_step */
+  int rank0_own_step;
+  double rank0_window_ms;
   struct ds_dist dur_abs_ms;  /* |pred - meas| duration per op */
   struct ds_dist dur_rel;     /* |pred - meas| / meas, ops with meas > 0 */
   struct ds_dist start_abs_ms;/* |pred - meas| start from iteration start */

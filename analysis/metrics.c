@@ -25,6 +25,12 @@ const char *ds_metrics_name(enum ds_metric_id id) {
   return id >= 0 && id < DS_METRIC_COUNT ? metric_names[id] : "?";
 }
 
+/* A server's update: a `step` of the server (bucket, its index >= 0) on
+ * the host stream (a rank's own optimizer launches have bucket -1). */
+static int server_update(const struct ds_op *op) {
+  return op->kind == DS_OP_STEP && op->stream == DS_STREAM_HOST && op->bucket >= 0;
+}
+
 /* A parameter server's work on its own GPU, which the trace keeps on the
  * streams of its kinds (traces/SCHEMA.md, "Push/pull"): the server's
  * update, a `step` of the server (bucket, its index >= 0) on the host
@@ -34,8 +40,24 @@ const char *ds_metrics_name(enum ds_metric_id id) {
  * server's rank, its rank) is a device-local copy, no link, as a DDP
  * bucket's copies are. */
 static int ps_gpu_work(const struct ds_op *op) {
-  if (op->kind == DS_OP_STEP) return op->stream == DS_STREAM_HOST && op->bucket >= 0;
+  if (op->kind == DS_OP_STEP) return server_update(op);
   return (op->kind == DS_OP_PUSH || op->kind == DS_OP_PULL) && op->root == op->rank;
+}
+
+static int cmp_int32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether the n servers' updates whose servers (buckets) are in bucket[]
+ * (sorted here) are an asynchronous server's: one server applies more
+ * than one update in the iteration, one per worker's gradient (sync sums
+ * the gradients into one update). */
+static int asynchronous_updates(int32_t *bucket, size_t n) {
+  qsort(bucket, n, sizeof *bucket, cmp_int32);
+  for (size_t i = 1; i < n; i++)
+    if (bucket[i] == bucket[i - 1]) return 1;
+  return 0;
 }
 
 enum ds_metrics_class ds_metrics_class(const struct ds_op *op) {
@@ -110,7 +132,15 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
    * union of the first two: each op is in one of the three, so the first
    * two hold at most n together */
   struct ds_interval *comm = malloc(4 * (n + 1) * sizeof *comm);
-  if (!comm) return DS_ENOMEM;
+  int32_t *upd_bucket = malloc((n + 1) * sizeof *upd_bucket);
+  if (!comm || !upd_bucket) {
+    free(comm);
+    free(upd_bucket);
+    return DS_ENOMEM;
+  }
+  size_t n_upd = 0;
+  /* rank 0's own ops' span, its servers' updates left out (metrics.h) */
+  int64_t own_first = INT64_MAX, own_last = INT64_MIN;
   struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
   size_t n_comm = 0, n_comp = 0, n_host = 0;
   int64_t t0 = INT64_MAX, t1 = INT64_MIN, r0_first = INT64_MAX;
@@ -125,8 +155,13 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     int64_t s = ops[i].start_ns, e = ops[i].end_ns;
     if (s < t0) t0 = s;
     if (e > t1) t1 = e;
+    if (server_update(o)) upd_bucket[n_upd++] = o->bucket;
     if (o->rank != 0) continue;
     if (s < r0_first) r0_first = s;
+    if (!server_update(o)) {
+      if (s < own_first) own_first = s;
+      if (e > own_last) own_last = e;
+    }
     /* The step counts its GPU work (a parameter server's updates
      * included: ds_metrics_class), not the optimizer's launches (PyTorch
      * 1.4's loop), which overlap its kernels. Host ops enter nothing else. */
@@ -187,9 +222,16 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   for (size_t i = 0; i < n_comm; i++) gpu[n_gpu++] = comm[i];
   n_gpu = ds_overlap_merge(gpu, n_gpu);
   /* rank 0's share of the iteration: a window of its length from where
-   * rank 0's own step starts (metrics.h) */
+   * rank 0's own step starts, or under an asynchronous server rank 0's
+   * own step (metrics.h) */
   int64_t w0 = window_start(origin, r0_first, prev_rank0_end_ns);
   int64_t w1 = n ? w0 + (t1 - origin) : w0;
+  m->rank0_own_step = asynchronous_updates(upd_bucket, n_upd) && own_first < own_last;
+  if (m->rank0_own_step) {
+    w0 = own_first;
+    w1 = own_last;
+  }
+  m->rank0_window_ms = (double)(w1 - w0) / DS_UNITS_NS_PER_MS;
   n_host = clip(host, ds_overlap_merge(host, n_host), w0, w1);
   n_comp = clip(comp, n_comp, w0, w1);
   v[DS_METRIC_gpu_busy_ms] = (double)ds_overlap_total_ns(comp, n_comp) / DS_UNITS_NS_PER_MS;
@@ -219,5 +261,6 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   if (c == 0 || comm_first > comm_last) v[DS_METRIC_ddp_overlap_pct] = NAN;
   m->t0_ns = n ? t0 : 0;
   free(comm);
+  free(upd_bucket);
   return DS_OK;
 }

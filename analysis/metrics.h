@@ -39,6 +39,25 @@
  * iteration's start would cut the start of its step off and count it as
  * waiting. In the steady state the windows of consecutive iterations tile
  * rank 0's timeline, so each op counts in one iteration.
+ *
+ * An asynchronous parameter server's iteration is no common step: each
+ * worker runs its steps at its own pace, and the iteration, step i of
+ * every worker, runs from the earliest worker's to the slowest one's (a
+ * straggler's step i ends long after the others' step i + 1 or i + 5).
+ * Rank 0 then has no share of that span to measure, and its server's
+ * updates of step i (one per worker's gradient, each when that worker's
+ * push arrives) run anywhere in it: a window from rank 0's previous op
+ * end held one straggler's update and called the rest waiting. So in such
+ * an iteration (a server applies more than one update: one per worker;
+ * sync applies one) rank 0's window is its own step: from its first op of
+ * the iteration that is not a server's update to the end of its last (its
+ * pull), rank0_window_ms long, and the lines add up to that. Its step
+ * starts where its previous step's pull ended (its forward waits for the
+ * parameters), so consecutive windows tile rank 0's timeline as a worker.
+ * Its server's updates of the iteration count where they fall inside; an
+ * update of another worker's other step that runs there is in another
+ * iteration's ops and not counted: it overlaps rank 0's own compute, or
+ * leaves the time it covers to host exposed or waiting.
  */
 #ifndef DS_METRICS_H
 #define DS_METRICS_H
@@ -88,10 +107,16 @@ enum ds_metric_id {
 };
 
 /* Values indexed by enum ds_metric_id; t0_ns is the iteration's first op
- * start, the origin of its per-op times (bucket starts). */
+ * start, the origin of its per-op times (bucket starts). rank0_window_ms:
+ * the length of rank 0's window, which gpu_busy_ms, exposed_comm_ms,
+ * host_exposed_ms and the idle rest add up to: iter_ms, or with
+ * rank0_own_step (an asynchronous parameter server, above) rank 0's own
+ * step. */
 struct ds_metrics {
   double v[DS_METRIC_COUNT];
   int64_t t0_ns;
+  double rank0_window_ms;
+  int rank0_own_step;
 };
 
 /* The metric's name ("iter_ms"). */

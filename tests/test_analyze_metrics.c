@@ -1,7 +1,8 @@
 /*
  * analysis/metrics.c on hand-made timed ops whose answers are worked by
  * hand (host ops, the iteration's parts, the DDP logger's overlap, a
- * parameter server's work, an iteration's period), the overlap functions
+ * parameter server's work, an asynchronous server's rank 0 window, an
+ * iteration's period), the overlap functions
  * against the simulator's summary, and a run's own trace analyzed to its
  * summary for every strategy. The binary under test is $DDPSIM_BIN as in
  * tests/test_cli.c.
@@ -118,6 +119,44 @@ Test(analyze, a_runs_own_trace_analyzes_to_its_summary_for_every_strategy) {
   summary_equals_analyze("--topo 2node-ib --strategy ddp --model bert-base");
   summary_equals_analyze("--topo 4gpu --strategy ps --ps-mode sync");
   summary_equals_analyze("--topo 4gpu --strategy ps --ps-mode async --straggler 1:1.5");
+}
+
+Test(analyze, an_async_runs_analyze_names_the_window_its_summary_does) {
+  /* An asynchronous server's rank 0 lines are its own step's (metrics.h):
+   * analyze of the run's trace prints that window, rank0_window_ms, as the
+   * summary's JSON row does, with the same GPU busy and host exposed, which
+   * fit in it; a sync run's analyze has no such line (its window is
+   * iter_ms). */
+  const char *args = "--topo 4gpu --strategy ps --ps-mode async --straggler 1:1.5 --iters 10";
+  char trace[256], cmd[1024];
+  ds_test_analyze_tmpname(trace, sizeof trace, "async");
+  snprintf(cmd, sizeof cmd, "%s --trace %s --format json", args, trace);
+  struct ds_test_result sim = ds_test_cli(cmd);
+  cr_assert_eq(sim.status, 0, "ddpsim %s: %s", cmd, sim.err);
+  snprintf(cmd, sizeof cmd, "%s --format csv", trace);
+  struct ds_test_result an = ds_test_analyze(NULL, cmd);
+  cr_assert_eq(an.status, 0, "analyze %s: %s", cmd, an.err);
+  double window = analyze_value(an.out, "rank0_window_ms");
+  const char *w = strstr(sim.out, "\"rank0_window_ms\": ");
+  cr_assert(w, "%s", sim.out);
+  cr_assert(fabs(strtod(w + strlen("\"rank0_window_ms\": "), NULL) - window) <= 0.5e-6,
+            "summary %s, analyze %.9f", w, window);
+  double busy = analyze_value(an.out, "gpu_busy_ms"), host = analyze_value(an.out,
+                                                                         "host_exposed_ms");
+  cr_assert(busy + host <= window + 1e-9 && busy > 0.99 * window, "%.6f + %.6f of %.6f", busy,
+            host, window);
+  ds_test_release(&sim);
+  ds_test_release(&an);
+  unlink(trace);
+  snprintf(cmd, sizeof cmd, "--topo 4gpu --strategy ps --trace %s", trace);
+  sim = ds_test_cli(cmd);
+  cr_assert_eq(sim.status, 0, "ddpsim %s: %s", cmd, sim.err);
+  an = ds_test_analyze(NULL, trace);
+  cr_assert_eq(an.status, 0, "analyze %s: %s", trace, an.err);
+  cr_assert(!strstr(an.out, "rank0_window_ms"), "%s", an.out);
+  ds_test_release(&sim);
+  ds_test_release(&an);
+  unlink(trace);
 }
 
 Test(analyze, gpu_busy_is_rank0s_whole_step_when_a_straggler_holds_the_previous_one) {
@@ -452,6 +491,58 @@ Test(analyze, rank0s_window_starts_with_its_own_step) {
   cr_assert(fabs(v[DS_METRIC_host_exposed_ms]) < EPS);
   cr_assert_eq(ds_metrics_rank0_last_end(t, 7), 70000);
   cr_assert_eq(ds_metrics_rank0_last_end(t + 4, 3), DS_METRICS_NO_PREVIOUS);
+}
+
+Test(analyze, an_async_servers_rank0_lines_are_its_own_step) {
+  /* An asynchronous server on rank 0, two workers, by hand (us). Rank 1,
+   * the straggler, is a step behind: its previous step's push reached the
+   * server at 120, whose update of it ran on rank 0 [120, 130), and its
+   * pull ended at 150. This step, rank 0: launch h [95, 100) on the host,
+   * forward f [100, 140), local push p [140, 145), the update of its own
+   * gradient u0 [145, 155), local pull q [155, 160); rank 1: forward
+   * [150, 280), push [280, 300), the server's update of it on rank 0, u1
+   * [300, 310), pull [310, 330). The iteration: from 150 (the previous
+   * one's last end) to 330, 180 us. The server applies two updates (one
+   * per worker): rank 0's window is its own step, [95, 160), 65 us: GPU
+   * busy f + p + u0 + q = 60, h's 5 host exposed, no waiting. The
+   * iteration's window from rank 0's previous end (u1's, 130) held 10 of
+   * f, p, u0, q and u1: 40 us, and 140 waiting. With one update (sync,
+   * u1 left out) the window is the iteration's, as before. */
+  static const struct ds_op ops[] = {
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD, .name = "h", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u0", .bucket = 0,
+       .root = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
+      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
+      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u1", .bucket = 0,
+       .root = -1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 95000, 100000},  {&ops[1], 100000, 140000},
+                            {&ops[2], 140000, 145000}, {&ops[3], 145000, 155000},
+                            {&ops[4], 155000, 160000}, {&ops[5], 150000, 280000},
+                            {&ops[6], 280000, 300000}, {&ops[7], 310000, 330000},
+                            {&ops[8], 300000, 310000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 9, 150000, 130000, &m), DS_OK);
+  double *v = m.v;
+  cr_assert(fabs(v[DS_METRIC_iter_ms] - 0.180) < EPS, "%.9f", v[DS_METRIC_iter_ms]);
+  cr_assert(fabs(v[DS_METRIC_gpu_busy_ms] - 0.060) < EPS, "%.9f", v[DS_METRIC_gpu_busy_ms]);
+  cr_assert_eq(m.rank0_own_step, 1);
+  cr_assert(fabs(m.rank0_window_ms - 0.065) < EPS, "%.9f", m.rank0_window_ms);
+  cr_assert(fabs(v[DS_METRIC_host_exposed_ms] - 0.005) < EPS, "%.9f",
+            v[DS_METRIC_host_exposed_ms]);
+  cr_assert(fabs(v[DS_METRIC_exposed_comm_ms]) < EPS);
+  /* the step counts both updates of the iteration, wherever they ran */
+  cr_assert(fabs(v[DS_METRIC_step_ms] - 0.020) < EPS, "%.9f", v[DS_METRIC_step_ms]);
+  cr_assert_eq(ds_metrics_measure(t, 8, 150000, 130000, &m), DS_OK);
+  cr_assert_eq(m.rank0_own_step, 0);
+  cr_assert(fabs(m.rank0_window_ms - v[DS_METRIC_iter_ms]) < EPS, "%.9f", m.rank0_window_ms);
+  /* [130, 310): f's last 10, p, u0, q */
+  cr_assert(fabs(v[DS_METRIC_gpu_busy_ms] - 0.030) < EPS, "%.9f", v[DS_METRIC_gpu_busy_ms]);
 }
 
 Test(analyze, a_parameter_servers_update_and_local_copies_are_gpu_work) {

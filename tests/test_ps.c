@@ -519,6 +519,53 @@ Test(ps, sync_waits_for_a_straggler_async_does_not) {
   unload(&f);
 }
 
+Test(ps, an_async_rank0s_lines_are_its_own_step_by_hand) {
+  /* ps-model at batch 16, one server on GPU 0, 4 workers, async, rank 3's
+   * compute 2x: the healthy workers run their 10 steps ahead of the
+   * straggler, whose step 9 (and its update on GPU 0) ends long after rank
+   * 0's. Rank 0's own step (analysis/metrics.h): its first launch (20 us,
+   * the GPU idle: host exposed), C = 16 x 600 us + the loss, its push to
+   * its own GPU's server (a copy: 2S at 1000 GB/s), the server's update of
+   * its gradient (async: 8 passes of S) and its pull (2S): GPU busy
+   * C + 12 S/mem_bw, the window that plus the launch, the per-worker step
+   * time of worker 0, no waiting. The old window (the iteration's length
+   * from the end of the straggler's previous update on GPU 0) held that
+   * update and little else: 0.067 of 9.733 ms. */
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  double S = 2 * 1048576.0 * 4, C = 9.6e6 + LOSS_NS(16);
+  double factor[4] = {1, 1, 1, 2};
+  struct ds_ps_options o = opts(4, 1, DS_PS_ASYNC, 10, 16);
+  o.rank_factor = factor;
+  struct ds_ps_result r;
+  struct timeline t;
+  run_timed(&f, &o, &r, &t);
+  struct ds_metrics m = metrics_of(&r, &t, 9);
+  double busy_ns = C + 2 * rnd(2 * S / MEM_BW * 1e9) + rnd(8 * S / MEM_BW * 1e9);
+  cr_assert_float_eq(m.v[DS_METRIC_gpu_busy_ms], busy_ns / 1e6, 3e-6, "%.6f",
+                     m.v[DS_METRIC_gpu_busy_ms]);
+  cr_assert_eq(m.rank0_own_step, 1);
+  cr_assert_float_eq(m.v[DS_METRIC_host_exposed_ms], LAUNCH_NS / 1e6, 1e-9);
+  cr_assert_float_eq(m.rank0_window_ms, (busy_ns + LAUNCH_NS) / 1e6, 3e-6, "%.6f",
+                     m.rank0_window_ms);
+  cr_assert_float_eq(m.rank0_window_ms, r.worker_step_ms[0], 1e-6, "%.6f vs %.6f",
+                     m.rank0_window_ms, r.worker_step_ms[0]);
+  cr_assert_gt(m.v[DS_METRIC_iter_ms], 2 * m.rank0_window_ms, "the straggler sets the "
+               "iteration: %.6f ms", m.v[DS_METRIC_iter_ms]);
+  /* Sync on the same run: one update per server, the iteration's window
+   * as before (rank0_window_ms is iter_ms). */
+  timeline_release(&t);
+  ds_ps_result_release(&r);
+  o.mode = DS_PS_SYNC;
+  run_timed(&f, &o, &r, &t);
+  m = metrics_of(&r, &t, 9);
+  cr_assert_eq(m.rank0_own_step, 0);
+  cr_assert_eq(m.rank0_window_ms, m.v[DS_METRIC_iter_ms]);
+  timeline_release(&t);
+  ds_ps_result_release(&r);
+  unload(&f);
+}
+
 Test(ps, staleness_zero_alone_or_sync_positive_async) {
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");

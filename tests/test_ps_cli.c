@@ -2,8 +2,9 @@
  * The parameter server through the command, ddpsim --strategy ps
  * (sim/train/ps*.c): the sync row is the period worked by hand on tiny-topo
  * (test_ps.c describes it; tests/ps_hand.h), per-layer pushes, async's
- * staleness, bad values, the trace and schedule files read back, stragglers
- * (also under ddp, and per world size in a sweep), determinism,
+ * staleness and rank 0's lines over its own step, bad values, the trace
+ * and schedule files read back, stragglers (also under ddp, and per world
+ * size in a sweep), determinism,
  * per-layer pushes and one worker against single, the trace written as
  * the run goes, and the work bound. The binary under test is
  * $DDPSIM_BIN (the sanitizer build in `make test`), else build/asan/ddpsim.
@@ -85,6 +86,57 @@ Test(ps_cli, async_text_reports_staleness_and_per_worker_steps) {
                         "    interference      0.000 ms  (pushes and pulls are no NCCL kernels"};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     cr_assert(strstr(r.out, want[i]), "missing \"%s\" in:\n%s", want[i], r.out);
+  ds_test_release(&r);
+}
+
+/* The number after `label` at the start of a line of the text report, or
+ * 0 when no line starts so (the waiting line, printed only when > 0). */
+static double text_num(const char *out, const char *label) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\n%s", label);
+  const char *p = strstr(out, pat);
+  return p ? strtod(p + strlen(pat), NULL) : 0;
+}
+
+Test(ps_cli, async_rank0s_lines_add_up_to_its_own_step) {
+  /* As an_async_rank0s_lines_are_its_own_step_by_hand (test_ps.c), through
+   * the command: the straggler sets the iteration (about twice rank 0's
+   * step); rank 0's lines are measured over its own step, which the GPU
+   * busy line names, and GPU busy, host exposed and waiting add up to it
+   * (to the printed 3 decimals); the JSON row names it rank0_window_ms,
+   * worker 0's step. Sync keeps the iteration's window and has no
+   * rank0_window_ms. */
+  const char *run = TINY "--strategy ps --ps-mode async --straggler 3:2 --iters 10 --batch 16 ";
+  char args[256];
+  struct ds_test_result r = ds_test_cli(run);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  const char *line = strstr(r.out, "\n  GPU busy ");
+  cr_assert(line, "%s", r.out);
+  const char *own = strstr(line, "% of its own step, ");
+  cr_assert(own && own < strchr(line + 1, '\n'), "%s", r.out);
+  double window = strtod(own + strlen("% of its own step, "), NULL);
+  double busy = text_num(r.out, "  GPU busy ");
+  double host = text_num(r.out, "    host exposed ");
+  double waiting = text_num(r.out, "    waiting ");
+  cr_assert_float_eq(busy + host + waiting, window, 1.5e-3, "%.3f + %.3f + %.3f vs %.3f", busy,
+                     host, waiting, window);
+  cr_assert_gt(busy, 0.99 * window, "rank 0 computes its step: %.3f of %.3f", busy, window);
+  cr_assert_gt(text_num(r.out, "  iteration "), 2 * window, "%s", r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "%s--format json", run);
+  r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert_float_eq(json_num(r.out, 0, "rank0_window_ms"), window, 0.5e-3);
+  cr_assert_float_eq(json_num(r.out, 0, "rank0_window_ms"),
+                     json_num(r.out, 0, "worker_step_min_ms"), 1e-5, "%s", r.out);
+  ds_test_release(&r);
+  r = ds_test_cli(TINY "--strategy ps --straggler 3:2 --iters 10 --batch 16 --format json");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(!strstr(r.out, "rank0_window_ms"), "%s", r.out);
+  ds_test_release(&r);
+  r = ds_test_cli(TINY "--strategy ps --straggler 3:2 --iters 10 --batch 16");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "% of the iteration)"), "%s", r.out);
   ds_test_release(&r);
 }
 

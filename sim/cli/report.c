@@ -26,6 +26,8 @@ static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
   s->overlap_pct = m->v[DS_METRIC_overlap_pct];
   s->gpu_busy_ms = m->v[DS_METRIC_gpu_busy_ms];
   s->host_exposed_ms = m->v[DS_METRIC_host_exposed_ms];
+  s->rank0_own_step = m->rank0_own_step;
+  s->rank0_window_ms = m->rank0_window_ms;
 }
 
 /* The metrics of ops[0 .. n) (taken: freed here) into s's timing fields:
@@ -192,8 +194,13 @@ int ds__report_exact_digits(double x) {
   return 17;
 }
 
+double ds_report_rank0_window_ms(const struct ds_summary *r) {
+  return r->rank0_own_step ? r->rank0_window_ms : r->iter_ms;
+}
+
 double ds_report_waiting_ms(const struct ds_summary *r) {
-  double rest = r->iter_ms - r->gpu_busy_ms - r->exposed_comm_ms - r->host_exposed_ms;
+  double rest = ds_report_rank0_window_ms(r) - r->gpu_busy_ms - r->exposed_comm_ms -
+                r->host_exposed_ms;
   return rest > 0 ? rest : 0;
 }
 
@@ -213,7 +220,7 @@ void ds_report_add_nccl_call(struct ds_summary *s, const char *algo) {
 }
 
 int ds_report_host_bound(const struct ds_summary *s) {
-  return s->host_exposed_ms >= 0.1 * s->iter_ms && s->host_exposed_ms > 0;
+  return s->host_exposed_ms >= 0.1 * ds_report_rank0_window_ms(s) && s->host_exposed_ms > 0;
 }
 
 int32_t ds_summary_micro_steps(const struct ds_summary *s) {

@@ -17,9 +17,10 @@
  *                    (compute or copy stream) runs;
  *   overlap_pct      100 * (comm_ms - exposed_comm_ms) / comm_ms (0 when no
  *                    communication);
- *   gpu_busy_ms      the union of rank 0's compute and copy ops in the
- *                    iteration's span;
- *   host_exposed_ms  the part of the span where rank 0's host works while
+ *   gpu_busy_ms      the union of rank 0's compute and copy ops in rank 0's
+ *                    window (analysis/metrics.h: as long as the iteration,
+ *                    or an asynchronous server's rank 0's own step);
+ *   host_exposed_ms  the part of the window where rank 0's host works while
  *                    neither its compute nor its communication runs: the
  *                    GPU waits for the host (host-bound).
  */
@@ -68,6 +69,13 @@ struct ds_summary {
   double first_iter_ms;
   double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
   double overlap_pct, gpu_busy_ms, host_exposed_ms;
+  /* rank0_own_step: rank 0's lines (gpu_busy_ms, host_exposed_ms,
+   * waiting) are measured over its own step, rank0_window_ms long, not
+   * over the iteration: an asynchronous parameter server's workers step
+   * at their own pace (analysis/metrics.h); the text says so and the JSON
+   * row has rank0_window_ms */
+  int rank0_own_step;
+  double rank0_window_ms;
   /* rank 0's compute ops' time added by interference in the iteration
    * (exec.h r0_slowed_ns; ds_report_measure_shared): the text's
    * interference line, the interference_ms column; 0 under ps, whose
@@ -271,8 +279,12 @@ int32_t ds_summary_micro_steps(const struct ds_summary *s);
  * fits_memory; the text output warns after the table). */
 int ds_report_fits_memory(const struct ds_summary *s);
 
-/* The part of the iteration rank 0 is idle, waiting on other ranks:
- * iter_ms less gpu_busy_ms, exposed_comm_ms and host_exposed_ms
+/* The span rank 0's lines are measured over: iter_ms, or rank 0's own
+ * step (rank0_own_step). */
+double ds_report_rank0_window_ms(const struct ds_summary *r);
+
+/* The part of rank 0's window (above) it is idle, waiting on other ranks:
+ * the window less gpu_busy_ms, exposed_comm_ms and host_exposed_ms
  * (analysis/metrics.h's "rest"), 0 where rounding makes it negative. */
 double ds_report_waiting_ms(const struct ds_summary *r);
 

@@ -249,6 +249,12 @@ int ds__report_print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__JSON_FIELD) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__JSON_FIELD) }
 #undef DS__JSON_FIELD
+    /* what rank 0's gpu_busy_ms and host_exposed_ms are measured over
+     * when it is not iter_ms (report.h rank0_own_step) */
+    if (r->rank0_own_step) {
+      fputs(", \"rank0_window_ms\": ", fp);
+      failed |= print_value(fp, 1, "%.6f", r->rank0_window_ms) != 0;
+    }
     fputs(", \"bucket_mib\": [", fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
       fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / DS_UNITS_MIB);

@@ -33,9 +33,17 @@ static void host_costs_whose(const struct ds_summary *r, char *buf, size_t size)
 
 /* Where rank 0's iteration went besides communication (metrics.h). */
 static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
-  fprintf(fp, "  GPU busy       %10.3f ms  (rank 0's kernels and copies: %.1f %% of the "
-              "iteration)\n", r->gpu_busy_ms,
-          r->iter_ms > 0 ? 100.0 * r->gpu_busy_ms / r->iter_ms : 0);
+  /* an asynchronous server's workers step at their own pace: rank 0's
+   * lines are its own step's, whose length the line names */
+  double window = ds_report_rank0_window_ms(r);
+  if (r->rank0_own_step)
+    fprintf(fp, "  GPU busy       %10.3f ms  (rank 0's kernels and copies: %.1f %% of its own "
+                "step, %.3f ms)\n", r->gpu_busy_ms,
+            window > 0 ? 100.0 * r->gpu_busy_ms / window : 0, window);
+  else
+    fprintf(fp, "  GPU busy       %10.3f ms  (rank 0's kernels and copies: %.1f %% of the "
+                "iteration)\n", r->gpu_busy_ms,
+            r->iter_ms > 0 ? 100.0 * r->gpu_busy_ms / r->iter_ms : 0);
   fprintf(fp, "    host exposed %10.3f ms  (GPU and network idle while the host works)\n",
           r->host_exposed_ms);
   /* the rest of the iteration (analysis/metrics.h): rank 0 idle, waiting

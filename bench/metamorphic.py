@@ -21,7 +21,9 @@ Relations (names as --only takes them):
                (every all-reduce after backward, one after the other) never
                a longer iteration: fewer calls, same bytes
   dtype        --dtype fp16 / bf16 never slower than fp32 where the GPU has
-               tensor cores for that type (the GPU table's fp16 / bf16 key)
+               tensor cores for that type (the GPU table's fp16 / bf16 key);
+               --amp as dtype_amp, with each row's host exposed time (autocast's
+               casts cost host time, which a host-bound iteration pays)
   bucket_view  --grad-as-bucket-view never slower
   coll_size    ddpsim collective: a larger size never a shorter time, per
                op, algo and proto (auto included)
@@ -33,7 +35,8 @@ Relations (names as --only takes them):
                (algo, proto) NCCL could pick (ring, tree, nvls x LL, LL128,
                Simple); and auto's nccl_model_us is the least of theirs
   coll_links   a link one more strand (count + 1) never slows a collective
-               (topologies with explicit links)
+               (topologies with explicit links: their first 16, on 16 ranks);
+               more links are also how NCCL's search finds more channels
   determinism  same inputs and seed: byte-identical output with --jobs 1
                and --jobs 2 (a jittered sweep with several samples)
 """
@@ -374,6 +377,10 @@ def gpu_has(topo, key):
 
 
 def check_dtype(r, rep, topos, mods):
+    """--dtype fp16/bf16 (the whole model in the half type) against fp32 as
+    `dtype`; --amp (autocast: casts on the host and the GPU) as `dtype_amp`,
+    whose rows say how host-bound each run is: autocast's casts add host
+    work, which a host-bound iteration pays in full (docs/strategies.md)."""
     for t in topos:
         for m in mods:
             base = r.rows(train_base(t, m))
@@ -383,16 +390,18 @@ def check_dtype(r, rep, topos, mods):
             for half in ("fp16", "bf16"):
                 if not gpu_has(t, half):
                     continue
-                for opt in (["--dtype", half], ["--amp", half]):
+                for name, opt in (("dtype", ["--dtype", half]), ("dtype_amp", ["--amp", half])):
                     args = train_base(t, m) + opt
                     rows = r.rows(args)
                     if rows is None:
                         continue
-                    rep.case("dtype")
+                    rep.case(name)
                     th = float(rows[0]["iter_ms"])
                     if worse(t32, th, ABS_EPS_MS):
-                        rep.violation("dtype", "%s %s: %s %.6f ms > fp32 %.6f ms"
-                                      % (rel(t), os.path.basename(m), " ".join(opt), th, t32),
+                        rep.violation(name, "%s %s: %s %.6f ms > fp32 %.6f ms (host exposed %s ms "
+                                      "against fp32's %s)"
+                                      % (rel(t), os.path.basename(m), " ".join(opt), th, t32,
+                                         rows[0]["host_exposed_ms"], base[0]["host_exposed_ms"]),
                                       [r.cmd_text(train_base(t, m)), r.cmd_text(args)])
 
 
@@ -547,6 +556,17 @@ def check_coll_auto(r, rep, topos):
 
 
 def check_coll_links(r, rep, topos, tmp):
+    faster = [0]
+    try:
+        _check_coll_links(r, rep, topos, tmp, faster)
+    finally:
+        # a link the collective does not use changes nothing: how many rows
+        # moved says how much the relation was tested
+        print("note coll_links: %d of %d rows faster with the link added, the rest equal or flagged"
+              % (faster[0], rep.cases.get("coll_links", 0)))
+
+
+def _check_coll_links(r, rep, topos, tmp, faster):
     for t in topos:
         text = open(t).read()
         link_lines = [i for i, l in enumerate(text.splitlines()) if re.match(r"^\s*- \{from:", l)]
@@ -587,6 +607,8 @@ def check_coll_links(r, rep, topos, tmp):
                 for a, b in zip(base[c], rows):
                     rep.case("coll_links")
                     ta, tb = float(a["time_us"]), float(b["time_us"])
+                    if worse(tb, ta, ABS_EPS_US):
+                        faster[0] += 1
                     if worse(ta, tb, ABS_EPS_US):
                         rep.violation("coll_links", "%s line %d (%s) one more link: %s %s/%s %s B "
                                       "%.3f us > %.3f us"

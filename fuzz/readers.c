@@ -9,14 +9,18 @@
  * Besides crashes, leaks, hangs and sanitizer reports, a refusal that breaks
  * docs/reliability.md's promise aborts (so libFuzzer saves the input): bad
  * input must be DS_EINPUT or DS_EUSAGE (exit 2, never 1) with a message,
- * and a file reader's message must name the file.
+ * and a file reader's message must name the file. So does a report that
+ * prints nan, inf or a number of more than 24 digits for an input that was
+ * accepted (check_printed).
  */
 #include "fuzz/readers.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "analysis/analyze.h"
@@ -76,6 +80,37 @@ static void check_refusal(const char *what, ds_status st, const struct ds_err *e
   fprintf(stderr, "fuzz: %s refused with %s (%s): \"%s\"\n", what, ds_status_name(st), why,
           err->msg);
   abort();
+}
+
+/* Aborts when what an accepted input printed holds a number no reader can
+ * use: a word "nan" or "inf" (any case, signed), or a run of more than 24
+ * digits (a --measured iter_ms of 1e308 printed 300 of them). fp is
+ * open_memstream's, closed here; the text is freed. */
+static void check_printed(const char *what, FILE *fp, char **text) {
+  if (!fp) return;
+  if (fclose(fp) != 0 || !*text) return;
+  const char *why = NULL, *at = *text;
+  for (const char *p = *text; *p && !why; p++) {
+    size_t digits = strspn(p, "0123456789");
+    if (digits > 24) why = "a number of more than 24 digits", at = p;
+    p += digits ? digits - 1 : 0;
+    if (digits) continue;
+    int word_start = p == *text || !isalnum((unsigned char)p[-1]);
+    size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    if (word_start && (n == 3 || n == 8) &&
+        (strncasecmp(p, "nan", 3) == 0 || strncasecmp(p, "inf", 3) == 0) &&
+        (n == 3 || strncasecmp(p, "infinity", 8) == 0))
+      why = "nan or inf", at = p;
+    p += n ? n - 1 : 0;
+  }
+  if (why) {
+    const char *line = at;
+    while (line > *text && line[-1] != '\n') line--;
+    fprintf(stderr, "fuzz: %s printed %s: \"%.200s\"\n", what, why, line);
+    abort();
+  }
+  free(*text);
+  *text = NULL;
 }
 
 /* The input as a file; returns its path in buf, or NULL. */
@@ -223,7 +258,16 @@ static void run_measured(const char *path) {
   struct ds_measured_cmp cmp;
   st = ds_measured_compare(pred, 3, 0, &m, &cmp, &err);
   check_refusal("ds_measured_compare", st, &err, NULL);
-  if (st == DS_OK) ds_measured_cmp_release(&cmp);
+  if (st == DS_OK) {
+    /* the table ddpsim prints after the sweep */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    if (fp) ds_measured_print(fp, &o, pred, 3, &m, &cmp);
+    check_printed("ds_measured_print", fp, &text);
+    free(text);
+    ds_measured_cmp_release(&cmp);
+  }
   ds_measured_release(&m);
 }
 
@@ -363,14 +407,17 @@ static void run_analyze(const uint8_t *data, size_t size) {
     struct ds_err err = {0};
     ds_status st = ds_compare_load(pp, mp, &opt, &c, &err);
     check_refusal("ds_compare_load", st, &err, strstr(err.msg, pp) ? pp : mp);
-    FILE *sink = st == DS_OK ? fopen("/dev/null", "w") : NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *sink = st == DS_OK ? open_memstream(&text, &len) : NULL;
     if (sink) {
       ds_compare_print(sink, c, DS_COMPARE_TEXT, 1);
       ds_compare_print(sink, c, DS_COMPARE_CSV, 0);
       ds_compare_print(sink, c, DS_COMPARE_CSV, 1);
       ds_compare_print(sink, c, DS_COMPARE_JSON, 1);
-      fclose(sink);
     }
+    check_printed("ds_compare_print", sink, &text);
+    free(text);
     ds_compare_free(c);
   }
   if (pp) unlink(pp);

@@ -97,9 +97,14 @@ Test(gconv_calib, a_bad_mode_is_located) {
 Test(gconv_calib, a_negative_time_is_located) {
   /* "dgrad_us: -5" : the value starts at column 123 */
   expect_bad(SECOND("fp32", "1", "-5"), ":7:", "key 'grouped_conv.entries[1].dgrad_us': expected "
-                                               "a time in microseconds > 0, got -5");
+                                               "a time in microseconds from 0.001 (1 ns) to "
+                                               "1e12, got -5");
   expect_bad(SECOND("fp32", "0", "1"), ":7:", "key 'grouped_conv.entries[1].fwd_us': expected a "
-                                              "time in microseconds > 0");
+                                              "time in microseconds from 0.001");
+  /* below the clock's tick: it rounded to nothing */
+  expect_bad(SECOND("fp32", "1e-300", "1"), ":7:", "key 'grouped_conv.entries[1].fwd_us': "
+                                                   "expected a time in microseconds from 0.001 "
+                                                   "(1 ns) to 1e12, got 1e-300");
   expect_bad(SECOND("fp32", "fast", "1"), ":7:", "key 'grouped_conv.entries[1].fwd_us'");
 }
 
@@ -123,6 +128,10 @@ Test(gconv_calib, other_bad_sections_are_located) {
              ":3:8: key 'grouped_conv.sms'", "expected an integer from 1");
   expect_bad("schema_version: 1\ngrouped_conv:\n  sms: 100\n  boost_mhz: 1000\n  entries: []\n",
              ":5:", "expected 1 to 1024 entries, got 0");
+  /* the GPU table's bound: 1e-9 MHz made every scaled time 1e-12 of itself */
+  expect_bad("schema_version: 1\ngrouped_conv:\n  sms: 100\n  boost_mhz: 1e-9\n  entries: []\n",
+             ":4:14: key 'grouped_conv.boost_mhz'",
+             "expected a clock in MHz from 1 to 100000, got 1e-09");
   expect_bad(ONE_ENTRY "    - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136,"
                        " stride: 1, batch: 64, fwd_us: 1, dgrad_us: 1, wgrad_us: 1, groups: 32}\n",
              ":7:", "unknown key 'groups'");

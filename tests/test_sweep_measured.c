@@ -162,6 +162,17 @@ Test(sweep_measured, malformed_tables_name_file_line_and_column) {
       {"--bucket-mb 1,25", "# c\nbucket_mb,iter_ms\n\n1,2\nx,3\n", ":5:1: column 'bucket_mb'"},
       {"--bucket-mb 1,25", "bucket_mb,iter_ms\n1,-2\n", ":2:2:"},
       {"--bucket-mb 1,25", "bucket_mb,iter_ms,exposed_comm_ms\n1,2,-1\n", ":2:3:"},
+      /* accepted before, and printed 300 digits or an error of 1e302 %:
+       * an iteration from 1 us (the printed resolution) to 1e6 s, exposed
+       * communication within its row's iteration */
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms\n1,1e308\n",
+       ":2:2: column 'iter_ms': expected an iteration time in ms from 0.001 to 1e9, got "
+       "\"1e308\""},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms\n1,1e-300\n", ":2:2: column 'iter_ms'"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms,exposed_comm_ms\n1,2,1e10\n",
+       ":2:3: column 'exposed_comm_ms': expected a time in ms from 0 to 1e9, or nothing"},
+      {"--bucket-mb 1,25", "bucket_mb,exposed_comm_ms,iter_ms\n1,2,1\n1,1,1\n",
+       ":2:2: column 'exposed_comm_ms': 2 ms exceeds the row's iter_ms, 1 ms"},
       {"--bucket-mb 1,25", "bucket_mb,iter_ms\n1,2,3\n", ":2: 3 fields, but the header row has 2"},
       {"--bucket-mb 1,25", "bucket_mb,iter_ms\n\"1,2\n", "malformed CSV"},
       {"--bucket-mb 1,25", "bucket_mb,iter_ms\n", "no data rows"},
@@ -174,7 +185,7 @@ Test(sweep_measured, malformed_tables_name_file_line_and_column) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct ds_measured m;
     struct ds_err err = {0};
-    char path[64], want[160];
+    char path[64], want[256];
     cr_assert_eq(load_text(cases[i][0], cases[i][1], &m, &err, path), DS_EINPUT,
                  "case %zu accepted", i);
     snprintf(want, sizeof want, "%s%s", path, cases[i][2]);

@@ -13,10 +13,19 @@
 
 #include "base/csvread.h"
 #include "base/textout.h"
+#include "base/units.h"
 
 /* Room for a hook's name: "none", "fp16", "bf16" or "powersgd:RANK"
  * (comm_hook.c ds_comm_hook_name), at most 20 bytes. */
 #define HOOK_NAME_MAX 32
+
+/* The iteration times a table may give, in ms: from 1 us, the printed
+ * resolution (%.3f ms; below it a row prints 0.000 and its error is
+ * astronomical), to 1e6 s, the bound of every time a topology or
+ * calibration gives (DS_UNITS_TIME_MAX_NS); past it a row printed 300
+ * digits. */
+#define MEASURED_MIN_MS 1e-3
+#define MEASURED_MAX_MS (DS_UNITS_TIME_MAX_NS / 1e6)
 
 /* The columns and the values of the row being read. */
 struct reader {
@@ -84,18 +93,28 @@ static void on_field(struct ds_csvread *t, int c, const char *text, size_t len) 
       ds_csvread_bad_value(t, c, "a number >= 0", text, len);
     }
   } else if (c == r->iter_col) {
-    if (ds_csvread_number(text, &r->iter) != 0 || !(r->iter > 0))
-      ds_csvread_bad_value(t, c, "an iteration time in ms > 0", text, len);
+    if (ds_csvread_number(text, &r->iter) != 0 || !(r->iter >= MEASURED_MIN_MS) ||
+        r->iter > MEASURED_MAX_MS)
+      ds_csvread_bad_value(t, c, "an iteration time in ms from 0.001 to 1e9", text, len);
   } else if (c == r->exposed_col) {
     if (ds_csvread_blank(text)) r->exposed = NAN; /* not measured for this row */
-    else if (ds_csvread_number(text, &r->exposed) != 0 || r->exposed < 0)
-      ds_csvread_bad_value(t, c, "a time in ms >= 0, or nothing", text, len);
+    else if (ds_csvread_number(text, &r->exposed) != 0 || r->exposed < 0 ||
+             r->exposed > MEASURED_MAX_MS)
+      ds_csvread_bad_value(t, c, "a time in ms from 0 to 1e9, or nothing", text, len);
   }
 }
 
 static void on_row(struct ds_csvread *t) {
   struct reader *r = t->ctx;
   struct ds_measured *m = r->out;
+  /* communication not hidden under compute is part of the iteration */
+  if (r->exposed_col >= 0 && r->exposed > r->iter) {
+    t->st = ds_err_set(t->err, DS_EINPUT,
+                       "%s:%zu:%d: column 'exposed_comm_ms': %g ms exceeds the row's "
+                       "iter_ms, %g ms (exposed communication is part of the iteration)",
+                       t->path, t->row_line, r->exposed_col + 1, r->exposed, r->iter);
+    return;
+  }
   if (m->n == m->cap) {
     int32_t cap = m->cap ? 2 * m->cap : 16;
     struct ds_measured_point *p = realloc(m->p, (size_t)cap * sizeof *p);

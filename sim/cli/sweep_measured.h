@@ -20,8 +20,8 @@ extern "C" {
 
 struct ds_measured_point {
   double x;               /* the swept option's value; --comm-hook: the hook's index */
-  double iter_ms;         /* > 0 */
-  double exposed_comm_ms; /* NAN where not given */
+  double iter_ms;         /* 0.001 to 1e9 (1 us to 1e6 s) */
+  double exposed_comm_ms; /* NAN where not given; at most iter_ms */
   int64_t line;           /* the file line the row began on */
 };
 

@@ -86,9 +86,10 @@ TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 # tests/support.c: what the end-to-end tests share; tests/coll_harness.c:
 # the collective tests' harness; tests/options_help.c: each parser's option
-# table against its --help. All linked into every test.
+# table against its --help; tests/json_check.c: a strict JSON parse and
+# lookups by path. All linked into every test.
 TEST_SUPPORT_OBJ := $(BUILD)/tests/support.o $(BUILD)/tests/coll_harness.o \
-                    $(BUILD)/tests/options_help.o
+                    $(BUILD)/tests/options_help.o $(BUILD)/tests/json_check.o
 
 comma := ,
 HAVE_NVCC := $(shell test -x $(CUDA_HOME)/bin/nvcc && echo 1)

@@ -2,8 +2,10 @@
 #include "base/textout.h"
 
 #include <csv.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ds_textout_append(char *buf, size_t size, size_t *used, const char *fmt, ...) {
@@ -192,4 +194,18 @@ void ds_textout_json_string(FILE *fp, const char *s) {
     }
   }
   fputc('"', fp);
+}
+
+int ds_textout_exact_digits(double x) {
+  char buf[40];
+  for (int digits = 15; digits < 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (strtod(buf, NULL) == x) return digits;
+  }
+  return 17;
+}
+
+int ds_textout_json_number(FILE *fp, double x) {
+  if (!isfinite(x)) return fputs("null", fp) == EOF ? EOF : 0;
+  return fprintf(fp, "%.*g", ds_textout_exact_digits(x), x) < 0 ? EOF : 0;
 }

@@ -41,6 +41,15 @@ int ds_textout_csv_field(FILE *fp, const char *s);
  * bytes (a trace's op name, a path from the command line). */
 void ds_textout_json_string(FILE *fp, const char *s);
 
+/* The fewest of 15 to 17 significant digits that read back as x (strtod),
+ * for a "%.*g": a number written whole, never rounded to a neighbour. */
+int ds_textout_exact_digits(double x);
+
+/* Writes x as a JSON number with ds_textout_exact_digits' precision, or
+ * null for a NaN or an infinity (JSON has neither). Returns 0, or EOF on a
+ * write error. */
+int ds_textout_json_number(FILE *fp, double x);
+
 /* s for a terminal's text: copied into buf (size bytes) with each control
  * character (below 0x20, and 0x7f: a CR or ESC in a GPU name would move
  * the cursor or start an escape sequence) written as '?'; cut at size - 1

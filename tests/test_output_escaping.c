@@ -12,6 +12,7 @@
  */
 #include <criterion/criterion.h>
 #include <csv.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "sim/cmd/bucketcmd.h"
 #include "sim/cli/options.h"
 #include "sim/cli/run.h"
+#include "tests/json_check.h"
 #include "tests/support.h"
 #include "traces/schedule.h"
 #include "traces/trace.h"
@@ -82,112 +84,6 @@ static const char *column(const struct table *t, int row, const char *name) {
   return NULL;
 }
 
-/* ---- a strict JSON parse (RFC 8259): every value, nothing after ---- */
-
-/* Bytes 0x80 and up must be well-formed UTF-8 (RFC 8259 section 8.1). */
-static int utf8_ok(const char *p, size_t n) {
-  char *s = strndup(p, n);
-  int ok = s && ds_textout_utf8_invalid(s) == NULL;
-  free(s);
-  return ok;
-}
-
-static void ws(const char **p) {
-  while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r') (*p)++;
-}
-
-static int value(const char **p);
-
-/* A string into out (cap bytes, or NULL): escapes decoded (\uXXXX below 0x80). */
-static int string(const char **p, char *out, size_t cap) {
-  size_t n = 0;
-  if (**p != '"') return 0;
-  for ((*p)++; **p != '"'; (*p)++) {
-    unsigned char ch = (unsigned char)**p;
-    if (ch < 0x20) return 0; /* a raw control character */
-    if (ch == '\\') {
-      (*p)++;
-      const char *esc = strchr("\"\\/bfnrtu", **p);
-      if (!**p || !esc) return 0;
-      static const char decoded[] = "\"\\/\b\f\n\r\t";
-      if (**p == 'u') {
-        unsigned v = 0;
-        for (int i = 1; i <= 4; i++) {
-          char h = (*p)[i];
-          if (!strchr("0123456789abcdefABCDEF", h) || !h) return 0;
-          v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
-        }
-        *p += 4;
-        ch = (unsigned char)(v < 0x80 ? v : '?');
-      } else {
-        ch = (unsigned char)decoded[esc - "\"\\/bfnrtu"];
-      }
-    }
-    if (out && n + 1 < cap) out[n++] = (char)ch;
-  }
-  (*p)++;
-  if (out) out[n] = '\0';
-  return 1;
-}
-
-static int number(const char **p) {
-  const char *s = *p;
-  if (**p == '-') (*p)++;
-  if (**p == '0') (*p)++;
-  else if (**p >= '1' && **p <= '9') while (**p >= '0' && **p <= '9') (*p)++;
-  else return 0;
-  if (**p == '.') {
-    (*p)++;
-    if (!(**p >= '0' && **p <= '9')) return 0;
-    while (**p >= '0' && **p <= '9') (*p)++;
-  }
-  if (**p == 'e' || **p == 'E') {
-    (*p)++;
-    if (**p == '+' || **p == '-') (*p)++;
-    if (!(**p >= '0' && **p <= '9')) return 0;
-    while (**p >= '0' && **p <= '9') (*p)++;
-  }
-  return *p > s;
-}
-
-static int value(const char **p) {
-  ws(p);
-  if (**p == '{' || **p == '[') {
-    char close = **p == '{' ? '}' : ']';
-    int object = close == '}';
-    (*p)++;
-    ws(p);
-    if (**p == close) return (*p)++, 1;
-    for (;;) {
-      if (object) {
-        ws(p);
-        if (!string(p, NULL, 0)) return 0;
-        ws(p);
-        if (**p != ':') return 0;
-        (*p)++;
-      }
-      if (!value(p)) return 0;
-      ws(p);
-      if (**p == close) return (*p)++, 1;
-      if (**p != ',') return 0;
-      (*p)++;
-    }
-  }
-  if (**p == '"') return string(p, NULL, 0);
-  if (strncmp(*p, "true", 4) == 0) return *p += 4, 1;
-  if (strncmp(*p, "false", 5) == 0) return *p += 5, 1;
-  if (strncmp(*p, "null", 4) == 0) return *p += 4, 1;
-  return number(p);
-}
-
-static void assert_json(const char *text) {
-  cr_assert(utf8_ok(text, strlen(text)), "ill-formed UTF-8 in: %s", text);
-  const char *p = text;
-  cr_assert(value(&p), "invalid JSON near: %.60s", p);
-  ws(&p);
-  cr_assert_eq(*p, '\0', "text after the JSON value: %.60s", p);
-}
-
 /* The string value of "key" in text's first object, decoded, into out. */
 static void json_str(const char *text, const char *key, char *out, size_t cap) {
   char pat[64];
@@ -195,7 +91,7 @@ static void json_str(const char *text, const char *key, char *out, size_t cap) {
   const char *p = strstr(text, pat);
   cr_assert(p, "no %s in %s", key, text);
   p += strlen(pat);
-  cr_assert(string(&p, out, cap), "%s is no string", key);
+  cr_assert(ds_test_json_string(&p, out, cap), "%s is no string", key);
 }
 
 /* The summary CSV: the names come back whole from a strict parse, and the
@@ -219,7 +115,7 @@ Test(output_escaping, summary_csv_quotes_user_names) {
 /* The summary JSON parses strictly and its strings decode to the names. */
 Test(output_escaping, summary_json_escapes_user_names) {
   struct ds_test_result r = ds_test_cli_ok(ODD_ARGS " --format json");
-  assert_json(r.out);
+  ds_test_assert_json(r.out);
   char s[128];
   json_str(r.out, "gpu", s, sizeof s);
   cr_assert_str_eq(s, ODD_GPU);
@@ -264,13 +160,13 @@ Test(output_escaping, calib_path_and_provenance_parse_strictly) {
   snprintf(args, sizeof args, "--topo 4gpu --world-size 2 --straggler 1:1.5 --calib '%s' "
            "--format json", path);
   r = ds_test_cli_ok(args);
-  assert_json(r.out);
+  ds_test_assert_json(r.out);
   json_str(r.out, "calib", s, sizeof s);
   cr_assert_str_eq(s, path);
   cr_assert(strstr(r.out, "\"stragglers\": [{\"rank\": 1, \"factor\": 1.5}]"), "%s", r.out);
   ds_test_release(&r);
   r = ds_test_cli_ok("--topo 4gpu --world-size 2 --host-scale 1.1 --format json");
-  assert_json(r.out);
+  ds_test_assert_json(r.out);
   cr_assert(strstr(r.out, "\"calib\": null, \"calib_gpu\": null"), "%s", r.out);
   cr_assert(strstr(r.out, "\"host_scale\": 1.1, "), "%s", r.out);
   cr_assert(strstr(r.out, "\"stragglers\": []"), "%s", r.out);
@@ -327,6 +223,26 @@ Test(output_escaping, textout_by_hand) {
   ds_textout_append(out, sizeof out, &used, "more");
   cr_assert_str_eq(out, "abcd123", "a full buffer stays full");
   cr_assert_eq(used, 13u, "the whole text's length, counted past the buffer");
+}
+
+/* JSON numbers (ds_textout_json_number, `ddpsim topo --format json`): the
+ * shortest of 15 to 17 digits that reads back as the double (0.1 + 0.2
+ * needs 17), whole numbers without a point, and null for what JSON cannot
+ * hold (NaN, infinities). */
+Test(output_escaping, json_numbers_read_back_exactly) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  cr_assert(fp);
+  const double in[] = {0.882, 0.1 + 0.2, 100e9 / 1e9, 85520809984 / 1073741824.0, 3400 / 1e3,
+                       NAN, INFINITY, -INFINITY};
+  for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+    cr_assert_eq(ds_textout_json_number(fp, in[i]), 0);
+    fputc('|', fp);
+  }
+  fclose(fp);
+  cr_assert_str_eq(buf, "0.882|0.30000000000000004|100|79.6474609375|3.4|null|null|null|");
+  free(buf);
 }
 
 /* ds_textout_utf8_invalid and the JSON writer on hand-made bytes: well
@@ -433,7 +349,7 @@ Test(output_escaping, long_names_are_refused_where_they_are_read) {
   char json_args[1300];
   snprintf(json_args, sizeof json_args, "%s --format json", args);
   struct ds_test_result r = ds_test_cli_ok(json_args);
-  assert_json(r.out);
+  ds_test_assert_json(r.out);
   char s[256];
   json_str(r.out, "model", s, sizeof s);
   cr_assert_str_eq(s, fits);
@@ -486,7 +402,7 @@ Test(output_escaping, a_trace_with_ill_formed_utf8_is_refused) {
   cr_assert_eq(rename(t, bad), 0);
   snprintf(args, sizeof args, "analyze '%s' --format json", bad);
   r = ds_test_cli_ok(args);
-  assert_json(r.out);
+  ds_test_assert_json(r.out);
   cr_assert(strstr(r.out, "t\\ufffd.csv"), "%s", r.out);
   ds_test_release(&r);
   free(text);

@@ -5,6 +5,7 @@
  * and bad arguments are usage errors naming the flag.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "sim/cmd/topocmd.h"
 #include "sim/cmd/importcmd.h"
+#include "tests/json_check.h"
 #include "tests/options_help.h"
 #include "tests/support.h"
 
@@ -132,6 +134,8 @@ Test(topocmd, bad_arguments_name_the_flag) {
       {"dgx-a100 --colour red", "--colour"},
       {"dgx-a100 4gpu", "one topology"},
       {"no-such-topology", "not found"},
+      {"4gpu --format xml", "option --format: expected text or json, got \"xml\""},
+      {"4gpu --format csv", "option --format: ddpsim topo has no csv"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct ds_test_output o = run(cases[i][0]);
@@ -294,5 +298,182 @@ Test(topocmd, a_device_list_keeps_the_files_names) {
   o = run("dgx1-v100 --from 0 --to 0");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "e.g. gpu0 -> pcie0\n"), "%s", o.text);
+  free(o.text);
+}
+
+/* ---- --format json: the text's facts, whole ---- */
+
+/* Asserts that text holds what fmt makes of the arguments: the text's
+ * rounding of a JSON number must be the text's figure. */
+__attribute__((format(printf, 3, 4))) static void has(const char *text, const char *json,
+                                                      const char *fmt, ...) {
+  char want[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(want, sizeof want, fmt, ap);
+  va_end(ap);
+  cr_assert(strstr(text, want), "the text lacks \"%s\":\n%s\nJSON:\n%s", want, text, json);
+}
+
+static double num(const char *json, const char *path) { return ds_test_json_number(json, path); }
+
+static int has_path(const char *json, const char *path) {
+  const char *p = ds_test_json_at(json, path);
+  return p && strncmp(p, "null", 4) != 0;
+}
+
+/* The string at path, decoded, into buf. */
+static const char *json_str(const char *json, const char *path, char *buf, size_t cap) {
+  const char *p = ds_test_json_at(json, path);
+  cr_assert(p && ds_test_json_string(&p, buf, cap), "%s is no string: %s", path, json);
+  return buf;
+}
+
+/* Every figure the text prints of args, read back from the JSON of the
+ * same args and rounded as the text rounds it. */
+static void json_matches_text(const char *args) {
+  char json_args[256];
+  snprintf(json_args, sizeof json_args, "%s --format json", args);
+  struct ds_test_output t = run(args), o = run(json_args);
+  cr_assert_eq(t.st, DS_OK, "%s", t.err.msg);
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  const char *x = t.text, *j = o.text;
+  ds_test_assert_json(j);
+  char s[160], kind[32];
+  int nodes = (int)num(j, "gpu.nodes");
+  has(x, j, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.1f GiB, memory %.0f GB/s\n",
+      json_str(j, "gpu.name", s, sizeof s), (int)num(j, "gpu.count"), nodes,
+      nodes == 1 ? "" : "s", (int)num(j, "gpu.gpus_per_node"), (int)num(j, "gpu.sms"),
+      num(j, "gpu.memory_gib"), num(j, "gpu.memory_gbps"));
+  has(x, j, "dense TFLOP/s: fp32 %.1f, tf32 %.1f, fp16 %.1f, bf16 %.1f\n",
+      num(j, "gpu.dense_tflops.fp32"), num(j, "gpu.dense_tflops.tf32"),
+      num(j, "gpu.dense_tflops.fp16"), num(j, "gpu.dense_tflops.bf16"));
+  has(x, j, "compute    flops_efficiency %g, mem_efficiency %g, kernel_overhead %g us, "
+      "fp32 math %s, comm_interference %g", num(j, "compute.flops_efficiency"),
+      num(j, "compute.mem_efficiency"), num(j, "compute.kernel_overhead_us"),
+      json_str(j, "compute.fp32_math", s, sizeof s), num(j, "compute.comm_interference"));
+  has(x, j, "matmul fp32 %.3f", num(j, "measured_efficiency.matmul_fp32"));
+  has(x, j, "memory %.3f\n", num(j, "measured_efficiency.memory"));
+  has(x, j, "  devices    %d gpu, %d switch, %d nic, %d cpu  (intra-node %s", (int)num(j, "devices.gpu"),
+      (int)num(j, "devices.switch"), (int)num(j, "devices.nic"), (int)num(j, "devices.cpu"),
+      json_str(j, "intra_node", s, sizeof s));
+  has(x, j, "  cpu_vendor %s (", json_str(j, "cpu_vendor", s, sizeof s));
+  has(x, j, "  links      %d directed\n", (int)num(j, "links_directed"));
+  int links = 0;
+  for (int g = 0; g < 16; g++) {
+    char path[64];
+    snprintf(path, sizeof path, "link_groups.%d", g);
+    if (!ds_test_json_at(j, path)) break;
+    char k[64], b[64], l[64], c[64];
+    snprintf(k, sizeof k, "link_groups.%d.kind", g);
+    snprintf(b, sizeof b, "link_groups.%d.bw_gbps", g);
+    snprintf(l, sizeof l, "link_groups.%d.lat_us", g);
+    snprintf(c, sizeof c, "link_groups.%d.count", g);
+    has(x, j, "%6d x %-6s %8.1f GB/s %6.2f us   e.g. ", (int)num(j, c),
+        json_str(j, k, kind, sizeof kind), num(j, b), num(j, l));
+    links += (int)num(j, c);
+  }
+  cr_assert_eq(links, (int)num(j, "links_directed"), "the groups hold every link: %s", j);
+  int hops = (int)num(j, "route.hops");
+  if (hops > 0)
+    has(x, j, "\n             %d link%s, bottleneck %.1f GB/s, latency %.2f us\n", hops,
+        hops == 1 ? "" : "s", num(j, "route.bottleneck_gbps"), num(j, "route.lat_us"));
+  has(x, j, "  route      %s -", json_str(j, "route.from", s, sizeof s));
+  int n = (int)num(j, "ring.ranks");
+  has(x, j, "  ring       %d ranks on GPUs 0..%d in order; bottleneck hop %d -> %d at %.1f GB/s\n",
+      n, n - 1, (int)num(j, "ring.bottleneck_hop.0"), (int)num(j, "ring.bottleneck_hop.1"),
+      num(j, "ring.bottleneck_gbps"));
+  has(x, j, "hop latency up to %.2f us; 2(N-1) steps cross %.2f us in all\n",
+      num(j, "ring.max_hop_lat_us"), num(j, "ring.steps_lat_us"));
+  has(x, j, "plain ring all-reduce: busbw at most %.1f GB/s", num(j, "ring.busbw_bound_gbps"));
+  if (has_path(j, "ring.rails.1")) {
+    has(x, j, "rail 1: GPUs %d", (int)num(j, "ring.rails.1.gpus.0"));
+    has(x, j, "; bottleneck %.1f GB/s\n", num(j, "ring.rails.1.bottleneck_gbps"));
+    has(x, j, "2(N-1) steps cross %.2f us at most\n", num(j, "ring.rails_steps_lat_us"));
+  }
+  if (has_path(j, "channels")) {
+    has(x, j, "NCCL's search: %d rings of %.1f GB/s over direct links (a GPU's links: %.1f GB/s)",
+        (int)num(j, "channels.rings"), num(j, "channels.ring_gbps"),
+        num(j, "channels.gpu_links_gbps"));
+    has(x, j, "channel 1: GPUs %d %d %d %d\n", (int)num(j, "channels.orders.1.0"),
+        (int)num(j, "channels.orders.1.1"), (int)num(j, "channels.orders.1.2"),
+        (int)num(j, "channels.orders.1.3"));
+  }
+  int ch = (int)num(j, "nccl_model.channels");
+  has(x, j, "NCCL model (%s, %s): %d channel%s x %.1f GB/s = %.1f GB/s (Simple; ",
+      json_str(j, "nccl_model.arch", s, sizeof s),
+      json_str(j, "nccl_model.constants", kind, sizeof kind), ch, ch == 1 ? "" : "s",
+      num(j, "nccl_model.channel_gbps"), num(j, "nccl_model.busbw_gbps"));
+  free(t.text);
+  free(o.text);
+}
+
+/* 4gpu (NCCL's searched channels), 2node-ib (rails over 8 NICs, a route
+ * across the fabric): the JSON's numbers are the text's, unrounded. */
+Test(topocmd, json_numbers_are_the_texts) {
+  json_matches_text("4gpu");
+  json_matches_text("2node-ib");
+  json_matches_text("2node-ib --from 0 --to 9");
+}
+
+/* The facts by hand, whole where the text rounds: 2node-ib's GPU 0 -> 9
+ * crosses PCIe, IB, IB, PCIe (tests above: 50 GB/s, 14 us); the H100's
+ * 81559 MiB (gpus.yaml) are 79.6474609375 GiB, "79.6" in the text. 4gpu: 6 searched rings of 40 GB/s, 12 model channels of 20. */
+Test(topocmd, json_route_and_channels_by_hand) {
+  struct ds_test_output o = run("2node-ib --from 0 --to 9 --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  ds_test_assert_json(o.text);
+  cr_assert_float_eq(num(o.text, "gpu.memory_gib"), 79.6474609375, 1e-12);
+  cr_assert_eq(num(o.text, "route.hops"), 4);
+  cr_assert_eq(num(o.text, "route.bottleneck_gbps"), 50);
+  cr_assert_float_eq(num(o.text, "route.lat_us"), 14, 1e-12);
+  char s[64];
+  cr_assert_str_eq(json_str(o.text, "route.path.1.kind", s, sizeof s), "ib");
+  cr_assert_str_eq(json_str(o.text, "route.path.1.to", s, sizeof s), "switch0@fabric");
+  cr_assert_str_eq(json_str(o.text, "ring.runs_as", s, sizeof s), "rails");
+  cr_assert_eq(num(o.text, "ring.rails.7.gpus.15"), 15);
+  cr_assert(!has_path(o.text, "ring.rails.8"), "8 rails: %s", o.text);
+  free(o.text);
+  o = run("4gpu --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert_eq(num(o.text, "channels.rings"), 6);
+  cr_assert_eq(num(o.text, "channels.ring_gbps"), 40);
+  cr_assert_eq(num(o.text, "channels.orders.5.1"), 3); /* channel 5: 0 3 2 1 */
+  cr_assert_eq(num(o.text, "nccl_model.channels"), 12);
+  cr_assert_eq(num(o.text, "nccl_model.busbw_gbps"), 240);
+  cr_assert_str_eq(json_str(o.text, "nccl_model.placement", s, sizeof s), "searched_rings");
+  free(o.text);
+}
+
+/* One rank (no ring: null), a GPU to itself (no link: hops 0, bottleneck
+ * null), a device list's own names, an unknown architecture (the model's
+ * reason), a name full of quotes and backslashes: each parses, and the
+ * names decode to the file's. */
+Test(topocmd, json_edge_cases_parse) {
+  struct ds_test_output o = run("4gpu --world-size 1 --from 2 --to 2 --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  ds_test_assert_json(o.text);
+  cr_assert_eq(num(o.text, "route.hops"), 0);
+  cr_assert(strncmp(ds_test_json_at(o.text, "route.bottleneck_gbps"), "null", 4) == 0);
+  cr_assert(strncmp(ds_test_json_at(o.text, "ring"), "null", 4) == 0, "%s", o.text);
+  free(o.text);
+  char s[160];
+  o = run("tests/data/list4.yaml --from 0 --to 3 --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  ds_test_assert_json(o.text);
+  cr_assert_str_eq(json_str(o.text, "route.from", s, sizeof s), "gpu0(x)");
+  cr_assert_str_eq(json_str(o.text, "route.path.1.to", s, sizeof s), "cpu");
+  free(o.text);
+  o = run("tests/data/ring8.yaml --world-size 4 --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  ds_test_assert_json(o.text);
+  cr_assert(!has_path(o.text, "nccl_model"), "%s", o.text);
+  cr_assert(has_path(o.text, "nccl_model_unavailable"), "%s", o.text);
+  free(o.text);
+  o = run("tests/data/oddname/topo.yaml --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  ds_test_assert_json(o.text);
+  cr_assert_str_eq(json_str(o.text, "topology", s, sizeof s), "odd \"topo\", x;y\\ z");
+  cr_assert_str_eq(json_str(o.text, "gpu.name", s, sizeof s), "My \"GPU\", a;b\\ x");
   free(o.text);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/textout.h"
 #include "base/units.h"
 #include "analysis/metrics.h"
 #include "sim/cli/report_impl.h"
@@ -183,16 +184,9 @@ const struct ds__report_calib_gpu_name ds__report_calib_gpu_names[] = {
     [DS_CALIB_GPU_UNNAMED] = {"not_named", "names no GPU: applied as this GPU's"}};
 
 /* A double as the fewest of 15 to 17 significant digits that read back
- * as the same number (strtod), for a "%.*g": an option's value as the
- * run used it, never rounded to another run's. */
-int ds__report_exact_digits(double x) {
-  char buf[40];
-  for (int digits = 15; digits < 17; digits++) {
-    snprintf(buf, sizeof buf, "%.*g", digits, x);
-    if (strtod(buf, NULL) == x) return digits;
-  }
-  return 17;
-}
+ * as the same number (base/textout.h), for a "%.*g": an option's value as
+ * the run used it, never rounded to another run's. */
+int ds__report_exact_digits(double x) { return ds_textout_exact_digits(x); }
 
 double ds_report_rank0_window_ms(const struct ds_summary *r) {
   return r->rank0_own_step ? r->rank0_window_ms : r->iter_ms;

@@ -12,6 +12,7 @@
 
 #include "base/cli.h"
 #include "sim/cmd/importcmd.h"
+#include "sim/cmd/topocmd_impl.h"
 #include "sim/coll/coll.h"
 #include "base/lookup.h"
 #include "base/textout.h"
@@ -30,11 +31,13 @@ struct topocmd_options {
   const char *topo;
   int32_t from, to; /* -1: default 0 -> last GPU of the ring */
   int32_t world;    /* 0: every GPU */
+  int json;         /* --format json */
   int help;
 };
 
 static const char usage[] =
-    "usage: ddpsim topo TOPOLOGY [--from GPU --to GPU] [--world-size N] [--help]\n"
+    "usage: ddpsim topo TOPOLOGY [--from GPU --to GPU] [--world-size N]\n"
+    "                            [--format text|json] [--help]\n"
     "       ddpsim topo import FILE... [--nodes N] [--nic COUNTxBW] [--gpu NAME]\n"
     "                          [--gpus TABLE] [--name NAME] [-o OUT]\n"
     "\n"
@@ -44,6 +47,10 @@ static const char usage[] =
     "GPU to itself says so), and the ring of\n"
     "the first N GPUs (default: all) with its bottleneck. Unreachable GPUs are\n"
     "an error that names them.\n"
+    "\n"
+    "--format json prints the same facts as one JSON object, numbers whole\n"
+    "(the text rounds them), every rail and channel listed\n"
+    "(docs/topologies.md); text is the default.\n"
     "\n"
     "`ddpsim topo import` writes a topology from NCCL's topology XML or\n"
     "`nvidia-smi topo -m` (ddpsim topo import --help).\n";
@@ -64,7 +71,8 @@ static ds_status parse_gpu(const char *flag, const char *v, int32_t *out,
 /* Every flag topo knows (base/cli.h): its parser refuses the others and
  * says which of these is missing its value. */
 static const struct ds_cli_option options[] = {
-    {"--from", 1, NULL}, {"--to", 1, NULL}, {"--world-size", 1, NULL}, {"--help", 0, NULL},
+    {"--from", 1, NULL}, {"--to", 1, NULL}, {"--world-size", 1, NULL}, {"--format", 1, NULL},
+    {"--help", 0, NULL},
     {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_topocmd_options(void) { return options; }
@@ -93,6 +101,15 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       DS_CHECK(parse_gpu(f, v, &o->world, err));
       if (o->world < 1)
         return ds_err_set(err, DS_EUSAGE, "option --world-size: expected at least 1");
+    } else if (strcmp(f, "--format") == 0) {
+      /* csv refused by name: the facts nest (link groups, a route's links,
+       * rails), no one table holds them */
+      if (strcmp(v, "csv") == 0)
+        return ds_err_set(err, DS_EUSAGE, "option --format: ddpsim topo has no csv (its facts "
+                          "nest: link groups, the route's links, rails); use text or json");
+      if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0)
+        return ds_cli_bad_value(err, f, "text or json", v);
+      o->json = strcmp(v, "json") == 0;
     } else {
       return ds_cli_unhandled(err, f);
     }
@@ -108,10 +125,12 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
  * list's devices keep the file's names: a GPU is gpuN (what --from takes)
  * with its name after it where that differs, "gpu0(x)"; any other device
  * is its name ("pcie0"), unique in the file. */
-static void vertex_label(const struct ds_topo *t, int32_t v, char *buf, size_t cap) {
+void ds__topocmd_vertex_label(const struct ds_topo *t, int32_t v, int printable, char *buf,
+                              size_t cap) {
   const char *name = t->vertex_name ? t->vertex_name[v] : NULL;
   char own[128];
-  if (name) ds_textout_printable(name, own, sizeof own);
+  if (name && printable) ds_textout_printable(name, own, sizeof own);
+  else if (name) snprintf(own, sizeof own, "%s", name);
   if (name && t->vertex_kind[v] != DS_VERTEX_GPU) {
     snprintf(buf, cap, "%s", own);
     return;
@@ -195,6 +214,35 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
   if (sep[0] == ';') fputc('\n', out);
 }
 
+static int same_group(const struct ds_link *a, const struct ds_link *b) {
+  return strcmp(a->kind, b->kind) == 0 && a->bw_bytes_per_s == b->bw_bytes_per_s &&
+         a->lat_ns == b->lat_ns;
+}
+
+ds_status ds__topocmd_link_groups(const struct ds_topo *t, struct ds__topocmd_link_groups *g,
+                                  struct ds_err *err) {
+  size_t cap = t->n_links > 0 ? (size_t)t->n_links : 1;
+  *g = (struct ds__topocmd_link_groups){.first = malloc(cap * sizeof *g->first),
+                                        .count = calloc(cap, sizeof *g->count)};
+  if (!g->first || !g->count) {
+    ds__topocmd_link_groups_free(g);
+    return ds_err_set(err, DS_ENOMEM, "out of memory");
+  }
+  for (int32_t i = 0; i < t->n_links; i++) {
+    int32_t k = 0;
+    while (k < g->n && !same_group(&t->links[g->first[k]], &t->links[i])) k++;
+    if (k == g->n) g->first[g->n++] = i;
+    g->count[k]++;
+  }
+  return DS_OK;
+}
+
+void ds__topocmd_link_groups_free(struct ds__topocmd_link_groups *g) {
+  free(g->first);
+  free(g->count);
+  *g = (struct ds__topocmd_link_groups){0};
+}
+
 static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
   int32_t count[DS_VERTEX_KIND_COUNT] = {0};
   for (int32_t v = 0; v < t->n_vertices; v++) count[t->vertex_kind[v]]++;
@@ -216,38 +264,22 @@ static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
   /* the key NCCL's tuning reads across nodes (topo.h ds_cpu_vendor) */
   fprintf(out, "  cpu_vendor %s (NCCL's LL cap across nodes and network overhead)\n",
           ds_topo_cpu_vendor_name(t->cpu_vendor));
-  /* Links grouped by (kind, bandwidth, latency), in order of first
-   * appearance: a handful of lines even for thousands of GPUs. */
-  int32_t *group = malloc((size_t)t->n_links * sizeof *group);
-  int32_t n_groups = 0;
-  if (!group) return;
+  /* Links grouped by (kind, bandwidth, latency): a handful of lines even
+   * for thousands of GPUs. */
+  struct ds__topocmd_link_groups groups;
+  struct ds_err ignored = {0};
+  if (ds__topocmd_link_groups(t, &groups, &ignored) != DS_OK) return;
   fprintf(out, "  links      %d directed\n", t->n_links);
-  for (int32_t i = 0; i < t->n_links; i++) {
-    const struct ds_link *l = &t->links[i];
-    int32_t g = 0;
-    for (; g < n_groups; g++) {
-      const struct ds_link *r = &t->links[group[g]];
-      if (strcmp(r->kind, l->kind) == 0 && r->bw_bytes_per_s == l->bw_bytes_per_s &&
-          r->lat_ns == l->lat_ns)
-        break;
-    }
-    if (g == n_groups) group[n_groups++] = i;
-  }
-  for (int32_t g = 0; g < n_groups; g++) {
-    const struct ds_link *r = &t->links[group[g]];
-    int32_t n = 0;
-    for (int32_t i = 0; i < t->n_links; i++) {
-      const struct ds_link *l = &t->links[i];
-      n += strcmp(r->kind, l->kind) == 0 && r->bw_bytes_per_s == l->bw_bytes_per_s &&
-           r->lat_ns == l->lat_ns;
-    }
+  for (int32_t g = 0; g < groups.n; g++) {
+    const struct ds_link *r = &t->links[groups.first[g]];
+    int32_t n = groups.count[g];
     char a[160], b[160];
-    vertex_label(t, r->src, a, sizeof a);
-    vertex_label(t, r->dst, b, sizeof b);
+    ds__topocmd_vertex_label(t, r->src, 1, a, sizeof a);
+    ds__topocmd_vertex_label(t, r->dst, 1, b, sizeof b);
     fprintf(out, "             %6d x %-6s %8.1f GB/s %6.2f us   e.g. %s -> %s\n", n, r->kind,
             r->bw_bytes_per_s / 1e9, r->lat_ns / 1e3, a, b);
   }
-  free(group);
+  ds__topocmd_link_groups_free(&groups);
 }
 
 static ds_status print_route(FILE *out, struct ds_topo *t, int32_t from, int32_t to,
@@ -256,11 +288,11 @@ static ds_status print_route(FILE *out, struct ds_topo *t, int32_t from, int32_t
   DS_CHECK(ds_topo_route(t, from, to, links, DS_TOPO_MAX_ROUTE, &n, err));
   double bw = 0, lat = 0;
   char label[160];
-  vertex_label(t, t->gpu_vertex[from], label, sizeof label);
+  ds__topocmd_vertex_label(t, t->gpu_vertex[from], 1, label, sizeof label);
   fprintf(out, "  route      %s", label);
   for (int32_t k = 0; k < n; k++) {
     const struct ds_link *l = &t->links[links[k]];
-    vertex_label(t, l->dst, label, sizeof label);
+    ds__topocmd_vertex_label(t, l->dst, 1, label, sizeof label);
     /* whole GB/s as such, else one decimal: 100 Gb/s is 12.5, not %.0f's 12 */
     double gbps = l->bw_bytes_per_s / 1e9;
     fprintf(out, " -[%s %.*f GB/s]-> %s", l->kind, fabs(gbps - round(gbps)) < 0.05 ? 0 : 1,
@@ -353,6 +385,35 @@ static void print_ring(FILE *out, struct ds_topo *t, const struct ds_ring *r) {
     fprintf(out, "             NCCL model: unavailable (%s)\n", why.msg);
 }
 
+/* Builds the ring over GPUs 0..world-1 (world >= 2) and what runs in its
+ * place (coll.h ds_ring_build_rails). */
+static ds_status build_ring(struct ds_topo *t, int32_t world, struct ds_ring *ring,
+                            struct ds_err *err) {
+  int32_t *gpus = malloc((size_t)world * sizeof *gpus);
+  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t i = 0; i < world; i++) gpus[i] = i;
+  ds_status st = ds_ring_build_rails(t, gpus, world, ring, err);
+  free(gpus);
+  return st;
+}
+
+/* The JSON form: the route and the ring settled first, so an error leaves
+ * no half-written object. */
+static ds_status describe_json(FILE *out, struct ds_topo *t, int32_t from, int32_t to,
+                               int32_t world, struct ds_err *err) {
+  int32_t links[DS_TOPO_MAX_ROUTE], n = 0;
+  if (from != to) DS_CHECK(ds_topo_route(t, from, to, links, DS_TOPO_MAX_ROUTE, &n, err));
+  struct ds__topocmd_facts f = {.from = from, .to = to, .world = world, .route = links,
+                                .n_route = n};
+  if (world < 2) return ds__topocmd_json(out, t, &f, err);
+  struct ds_ring ring;
+  DS_CHECK(build_ring(t, world, &ring, err));
+  f.ring = &ring;
+  ds_status st = ds__topocmd_json(out, t, &f, err);
+  ds_ring_release(&ring);
+  return st;
+}
+
 static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_options *o,
                           struct ds_err *err) {
   int32_t world = o->world ? o->world : t->n_gpus;
@@ -366,6 +427,7 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
                       from >= t->n_gpus ? "--from" : "--to", from >= t->n_gpus ? from : to,
                       t->name, t->n_gpus - 1);
   if (world > 1) DS_CHECK(check_reachable(t, world, err));
+  if (o->json) return describe_json(out, t, from, to, world, err);
   /* the name and path are the user's: control characters shown as '?' */
   fputs("topology ", out);
   ds_textout_put_printable(out, t->name, 0);
@@ -380,20 +442,15 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
     DS_CHECK(print_route(out, t, from, to, err));
   } else {
     char label[160];
-    vertex_label(t, t->gpu_vertex[from], label, sizeof label);
+    ds__topocmd_vertex_label(t, t->gpu_vertex[from], 1, label, sizeof label);
     fprintf(out, "  route      %s -> %s: the same GPU, no link crossed\n", label, label);
   }
   if (world < 2) {
     fprintf(out, "  ring       one rank: no communication\n");
     return DS_OK;
   }
-  int32_t *gpus = malloc((size_t)world * sizeof *gpus);
-  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
-  for (int32_t i = 0; i < world; i++) gpus[i] = i;
   struct ds_ring ring;
-  ds_status st = ds_ring_build_rails(t, gpus, world, &ring, err);
-  free(gpus);
-  DS_CHECK(st);
+  DS_CHECK(build_ring(t, world, &ring, err));
   print_ring(out, t, &ring);
   ds_ring_release(&ring);
   return DS_OK;

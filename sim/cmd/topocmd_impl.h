@@ -1,0 +1,48 @@
+/*
+ * What `ddpsim topo`'s text (topocmd.c) and JSON (topocmd_json.c) share:
+ * the vertices' labels, the links grouped as both list them, and the
+ * facts the command settled before printing (the route, the ring), so the
+ * two forms cannot tell different stories.
+ */
+#ifndef DS_TOPOCMD_IMPL_H
+#define DS_TOPOCMD_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/status.h"
+#include "sim/coll/coll.h"
+#include "sim/net/topo.h"
+
+/* "gpu3", "switch0", "nic2@node1", "switch0@fabric", a device list's own
+ * names (topocmd.c). printable: a name's control characters as '?' (the
+ * text); 0: the name as the file gives it (the JSON escapes it). */
+void ds__topocmd_vertex_label(const struct ds_topo *t, int32_t v, int printable, char *buf,
+                              size_t cap);
+
+/* Links grouped by (kind, bandwidth, latency), in order of first
+ * appearance: first[g] is the group's first link, count[g] its links. */
+struct ds__topocmd_link_groups {
+  int32_t *first, *count; /* [n] (owned) */
+  int32_t n;
+};
+ds_status ds__topocmd_link_groups(const struct ds_topo *t, struct ds__topocmd_link_groups *g,
+                                  struct ds_err *err);
+void ds__topocmd_link_groups_free(struct ds__topocmd_link_groups *g);
+
+/* What describe() settled: the GPUs routed (from == to: no link), the
+ * route's links, the ranks, and the ring over them (NULL for one rank). */
+struct ds__topocmd_facts {
+  int32_t from, to, world;
+  const int32_t *route; /* [n_route] link indices (borrowed) */
+  int32_t n_route;
+  const struct ds_ring *ring; /* borrowed; NULL: one rank */
+};
+
+/* Writes the JSON object `ddpsim topo --format json` prints
+ * (docs/topologies.md; t is not const: NCCL's model routes on it). */
+ds_status ds__topocmd_json(FILE *out, struct ds_topo *t,
+                           const struct ds__topocmd_facts *f, struct ds_err *err);
+
+#endif /* DS_TOPOCMD_IMPL_H */

@@ -177,6 +177,9 @@ Test(topo, an_unknown_gpu_names_what_it_can_mean) {
       {"\"A100 80GB PCIe\"", "(did you mean A100-PCIE-80GB, nvidia-smi's name for it? "
                               "known: "},
       {"\"RTX 4090\"", "(did you mean RTX4090-24GB, nvidia-smi's name for it? known: "},
+      /* words that end several cards' smi names name none of them alone */
+      {"PCIe", "(did you mean V100-PCIE-16GB, V100-PCIE-32GB, A100-PCIE-40GB, A100-PCIE-80GB "
+               "or H100-PCIE-80GB? known: "},
       {"H100-SXM5-80G", "(did you mean H100-SXM5-80GB? known: "},
       {"Z80", "unknown GPU 'Z80' (known: "},
   };

@@ -531,19 +531,23 @@ void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap) {
 /* The GPU one of whose nvidia-smi names ends with name after a space, case
  * ignored: the name without its vendor words, as users write it ("H100
  * PCIe", "RTX 4090" for "NVIDIA H100 PCIe", "NVIDIA GeForce RTX 4090");
- * NULL for none. */
+ * NULL for none, and for words that end several GPUs' names ("PCIe": the
+ * A100's and the H100's), where naming one would be a guess. */
 static const struct ds_gpu_info *by_smi_name_tail(const struct ds_gpu_table *t,
                                                   const char *name) {
   size_t n = strlen(name);
+  const struct ds_gpu_info *found = NULL;
   if (n == 0) return NULL;
   for (size_t i = 0; i < t->n; i++)
     for (int32_t k = 0; k < t->gpus[i].n_smi_names; k++) {
       const char *smi = t->gpus[i].smi_names[k];
       size_t m = strlen(smi);
-      if (m > n && smi[m - n - 1] == ' ' && strcasecmp(smi + m - n, name) == 0)
-        return &t->gpus[i];
+      if (m > n && smi[m - n - 1] == ' ' && strcasecmp(smi + m - n, name) == 0) {
+        if (found && found != &t->gpus[i]) return NULL;
+        found = &t->gpus[i];
+      }
     }
-  return NULL;
+  return found;
 }
 
 void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *buf,

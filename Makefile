@@ -272,9 +272,9 @@ test-export:
 # real/README.md pastes) and fails on a difference or on a backticked
 # repository path that names no file (FILE:LINE), docs-update
 # rewrites the pasted blocks (after a prediction changes). python3, stdlib.
-# Deterministic and about 40 s on the shared 2-core VM (validation/run.py
-# runs three times: its report and the two blocks of its targets, 13 s more
-# than with the report alone), so make test runs it.
+# Deterministic and about 2 minutes on the shared 2-core VM (validation/run.py
+# runs three times: its report and the two blocks of its targets;
+# bench/aggregate_gap.py about 30 s), so make test runs it.
 docs-check: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 	$(Q)python3 scripts/docs_check.py
 

@@ -290,8 +290,11 @@ ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t 
                            int64_t *out, struct ds_err *err) {
   char *end;
   errno = 0;
+  /* digits with an optional '-', as ds_units_parse_number reads numbers:
+   * strtoll alone would take leading blanks and a '+' */
+  int plain = isdigit((unsigned char)v[0]) || (v[0] == '-' && isdigit((unsigned char)v[1]));
   long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *end != '\0' || x < lo || x > hi) {
+  if (!plain || errno || end == v || *end != '\0' || x < lo || x > hi) {
     char what[96];
     snprintf(what, sizeof what, "an integer from %" PRId64 " to %" PRId64, lo, hi);
     return ds_cli_bad_value(err, flag, what, v);

@@ -8,6 +8,7 @@ is printed with the command(s) that reproduce it; the summary gives, per
 relation, the cases compared and the violations.
 
   python3 bench/metamorphic.py [--bin bin/ddpsim] [--only NAME,...] [--quick]
+      [--topos SUBSTR,...] [--models NAME,...] [--limit N]
 
 Relations (names as --only takes them):
   batch        a larger --batch never gives a shorter iteration (iter_ms)
@@ -659,7 +660,6 @@ def main():
         mods = [m for m in mods if os.path.basename(m)[:-5] in opt.models.split(",")]
     only = set(opt.only.split(",")) if opt.only else None
     want = lambda n: only is None or n in only
-    tmp = tempfile.mkdtemp(prefix="ddpsim-mono-")
     checks = [
         ("batch", lambda: check_batch(r, rep, topos, mods)),
         ("gpu_flops", lambda: check_gpu(r, rep, topos, mods, tmp, "gpu_flops",
@@ -675,6 +675,14 @@ def main():
         ("coll_links", lambda: check_coll_links(r, rep, topos, tmp)),
         ("determinism", lambda: check_determinism(r, rep, topos, mods)),
     ]
+    names = [name for name, _ in checks]
+    unknown = sorted(only - set(names)) if only else []
+    if unknown:
+        print("metamorphic.py: --only %s: expected relation names from %s "
+              "(dtype_amp is reported by dtype)" % (",".join(unknown), ",".join(names)),
+              file=sys.stderr)
+        sys.exit(2)
+    tmp = tempfile.mkdtemp(prefix="ddpsim-mono-")
     try:
         for name, check in checks:
             if want(name):

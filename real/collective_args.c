@@ -7,6 +7,7 @@
  */
 #include "collective_args.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -151,8 +152,10 @@ static ds_status parse_int(struct ds_err *err, const char *f, const char *v, int
                            int32_t *out) {
   char *end;
   errno = 0;
+  /* digits only, as the command's other numbers: strtol alone would take
+   * leading blanks and a sign */
   long x = strtol(v, &end, 10);
-  if (end == v || *end || errno || x < lo || x > 1000000) {
+  if (!isdigit((unsigned char)v[0]) || end == v || *end || errno || x < lo || x > 1000000) {
     char what[64];
     snprintf(what, sizeof what, "a whole number from %d to 1000000", (int)lo);
     return bad_value(err, f, v, what);

@@ -25,6 +25,9 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 4gpu --world-size 5", "4 GPUs"},
       {"--topo 4gpu --dtype fp8", "option --dtype: expected fp32, fp16 or bf16"},
       {"--topo 4gpu --iters 1", "option --iters: expected an integer from 2"},
+      /* digits only, as every number ddpsim reads: strtoll took these */
+      {"--topo 4gpu --world-size ' 2'", "option --world-size: expected an integer from 1"},
+      {"--topo 4gpu --iters +3", "option --iters: expected an integer from 2"},
       {"--topo 4gpu --format xml", "option --format: expected one of text or csv or json"},
       {"--topo 4gpu --frobnicate", "unknown option \"--frobnicate\""},
       {"--topo 4gpu --strategy dpp", "unknown strategy \"dpp\""},

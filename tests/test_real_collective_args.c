@@ -104,6 +104,8 @@ Test(real_collective_args, bad_values_are_refused_naming_the_flag) {
       {"-f", "0x2", "-f '0x2': expected a finite factor > 1"},
       {"-f", " 2", "-f ' 2': expected a finite factor > 1"},
       {"-g", "0", "-g '0': expected a whole number from 1 to 1000000"},
+      {"-g", " 4", "-g ' 4': expected a whole number from 1 to 1000000"},
+      {"-g", "+4", "-g '+4': expected a whole number from 1 to 1000000"},
       {"--warmup", "-1", "--warmup '-1': expected a whole number from 0 to 1000000"},
       {"--format", "xml", "--format 'xml': expected text, csv or json"},
       {"--algo", "direct", "--algo 'direct': expected ring, tree, nvls, nvlstree, "

@@ -82,7 +82,8 @@ static ds_status write_data(const char *path, const struct ds_sweep_point *pts,
       else fprintf(fp, "%.6f\n", m->p[k].exposed_comm_ms);
     }
   }
-  if (fclose(fp) != 0) return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", path, strerror(errno));
+  if (fclose(fp) != 0)
+    return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", path, strerror(errno));
   return DS_OK;
 }
 

@@ -203,7 +203,8 @@ static ds_status write_data(const char *path, const struct ds_busbw_set *sim,
     for (size_t i = 0; i < ref->n; i++)
       fprintf(fp, "%.17g %.17g\n", ref->p[i].size_bytes, ref->p[i].busbw_gbps);
   }
-  if (fclose(fp) != 0) return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", path, strerror(errno));
+  if (fclose(fp) != 0)
+    return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", path, strerror(errno));
   return DS_OK;
 }
 

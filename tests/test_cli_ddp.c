@@ -477,6 +477,32 @@ Test(cli, the_header_names_nccl_only_where_it_runs) {
   }
 }
 
+/* A run of ddp alone names its options on the bucket line, as the
+ * strategies' blocks do (a new user's review: --grad-accum 4 printed an
+ * iteration of four batches, and --comm-hook, --no-overlap or --loop free
+ * their times, with nothing in the text saying so); the defaults print the
+ * line as before. */
+Test(cli, a_ddp_text_names_its_options) {
+  static const struct {
+    const char *flags, *line;
+  } cases[] = {
+      {"", "\nbucket cap 25 MiB (first bucket 1 MiB)\n"},
+      {"--grad-accum 4", "\nbucket cap 25 MiB (first bucket 1 MiB), options grad_accum=4\n"},
+      {"--no-overlap --comm-hook fp16",
+       "\nbucket cap 25 MiB (first bucket 1 MiB), options no_overlap;comm_hook=fp16\n"},
+      {"--loop free", "\nbucket cap 25 MiB (first bucket 1 MiB), options loop=free\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model "
+             "tests/data/tiny-model.yaml %s", cases[i].flags);
+    struct ds_test_result r = ds_test_cli(args);
+    cr_assert_eq(r.status, 0, "%s: %s", cases[i].flags, r.err);
+    cr_assert(strstr(r.out, cases[i].line), "%s:\n%s", cases[i].flags, r.out);
+    ds_test_release(&r);
+  }
+}
+
 /* --ring-chunks pipelines the plain algorithms; where NCCL's model runs
  * ddp's collectives (--algo auto, the default, or a --proto, on a GPU it
  * knows) NCCL's own chunks and slices do, and the run is refused (a new

@@ -609,8 +609,13 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (vary_chunks) fprintf(fp, "ring chunks %d, ", r->opt_ring_chunks);
     if (vary_hook) fprintf(fp, "comm hook %s, ", r->comm_hook);
     print_stragglers_text(fp, r, ", ");
-    fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
-            r->first_bucket_mb);
+    fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)", r->bucket_mb, r->first_bucket_mb);
+    /* the options that change what the block's times hold (grad_accum=4:
+     * the iteration is 4 batches), as the strategies' blocks name them;
+     * nothing for the defaults, whose lines stay as they were */
+    if (r->ddp_options && strcmp(r->ddp_options, "none") != 0)
+      fprintf(fp, ", options %s", r->ddp_options);
+    fputc('\n', fp);
     if (vary_algo) print_allreduce(fp, r, "  ");
     print_uneven_note(fp, r);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);

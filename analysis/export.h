@@ -17,7 +17,9 @@ extern "C" {
 /* Every row of both traces as a complete event ("ph": "X", ts and dur in
  * microseconds); pid = rank for the predicted trace and world_size + rank
  * for the measured one, named "predicted rank R" / "measured rank R"; tid =
- * the stream (0 compute, 1 comm, 2 copy, 3 host). One trace alone (c->meas
+ * the stream (0 compute, 1 comm, 2 copy, 3 host), or 4k + the stream for an
+ * op that overlaps its stream's without nesting ("comm 2", ...: events on
+ * one thread must nest). One trace alone (c->meas
  * NULL): only its pids 0..world_size-1, named "predicted" for a ddpsim
  * trace and "measured" for a ddpreal one. */
 ds_status ds_chrome_write(const char *path, const struct ds_compare *c,

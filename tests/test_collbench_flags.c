@@ -189,7 +189,10 @@ Test(collbench, a_refusal_prints_no_header_or_row_in_any_format) {
     char args[256];
     snprintf(args, sizeof args, "collective --topo tests/data/twonode-2x2.yaml -g 3 "
              "--algo hierarchical -b 1K -e 4K --format %s", formats[i]);
-    ds_test_ddpsim_refuses(args, "needs the same number of ranks on every node");
+    /* and says what to do (a new user's review: it named no way out) */
+    ds_test_ddpsim_refuses(args, "needs the same number of ranks on every node, but node 0 "
+                           "has 2 and node 1 has 1 (give a multiple of 2 ranks, --world-size "
+                           "or collective's -g, or another --algo)");
   }
   /* a plot that fails after every row ran: exit 1, no table either */
   struct ds_test_result r =

@@ -118,8 +118,9 @@ static ds_status group(struct hier_coll *h, const struct ds_topo *topo,
     if (g.count[k] != h->l)
       st = ds_err_set(err, DS_EUSAGE,
                       "all-reduce hierarchical: needs the same number of ranks on every "
-                      "node, but node %d has %d and node %d has %d", g.node_id[0], h->l,
-                      g.node_id[k], g.count[k]);
+                      "node, but node %d has %d and node %d has %d (give a multiple of %d "
+                      "ranks, --world-size or collective's -g, or another --algo)",
+                      g.node_id[0], h->l, g.node_id[k], g.count[k], h->l);
   /* take the arrays the collective keeps */
   h->member = g.member;
   h->node_of = g.node_of;

@@ -333,7 +333,14 @@ Test(pytorch19, refusals) {
   ds_test_ddpsim_refuses(TINY "--grad-accum 0", "--grad-accum");
   ds_test_ddpsim_refuses(TINY "--world-size 2 --batch 3 --optimizer-batch 8",
                          "option --optimizer-batch 8: not a whole number of micro-steps (1 to "
-                         "1024) of world size 2 x batch 3");
+                         "1024) of world size 2 x batch 3 (give a multiple of 6 from 6 to "
+                         "6144: 6 or 12 here)");
+  /* below one micro-step and past 1024 of them: the one multiple nearest
+   * (a new user's review: the refusal named no value that works) */
+  ds_test_ddpsim_refuses(TINY "--world-size 4 --batch 32 --optimizer-batch 64",
+                         "(give a multiple of 128 from 128 to 131072: 128 here)");
+  ds_test_ddpsim_refuses(TINY "--world-size 1 --batch 1 --optimizer-batch 2000",
+                         "(give a multiple of 1 from 1 to 1024: 1024 here)");
   ds_test_ddpsim_refuses(TINY "--pytorch-version 1.9 --static-graph",
                          "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph");
   /* 1.9's rebuild takes C++'s 1 MiB whatever --first-bucket-mb: the option

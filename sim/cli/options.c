@@ -834,9 +834,28 @@ int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t bat
   int64_t per_micro = (int64_t)world * batch;
   if (per_micro <= 0 || o->optimizer_batch % per_micro != 0 ||
       o->optimizer_batch / per_micro > 1024) {
+    if (per_micro <= 0) {
+      ds_err_set(err, DS_EUSAGE, "option --optimizer-batch %lld: not a whole number of "
+                 "micro-steps (1 to 1024) of world size %d x batch %lld",
+                 (long long)o->optimizer_batch, world, (long long)batch);
+      return -1;
+    }
+    /* say which values work: the multiples of world x batch nearest N */
+    int64_t below = o->optimizer_batch / per_micro, most = 1024;
+    if (below > most) below = most;
+    char near[96];
+    if (below < 1)
+      snprintf(near, sizeof near, "%lld", (long long)per_micro);
+    else if (below == most)
+      snprintf(near, sizeof near, "%lld", (long long)(most * per_micro));
+    else
+      snprintf(near, sizeof near, "%lld or %lld", (long long)(below * per_micro),
+               (long long)((below + 1) * per_micro));
     ds_err_set(err, DS_EUSAGE, "option --optimizer-batch %lld: not a whole number of "
-               "micro-steps (1 to 1024) of world size %d x batch %lld",
-               (long long)o->optimizer_batch, world, (long long)batch);
+               "micro-steps (1 to 1024) of world size %d x batch %lld (give a multiple of "
+               "%lld from %lld to %lld: %s here)",
+               (long long)o->optimizer_batch, world, (long long)batch, (long long)per_micro,
+               (long long)per_micro, (long long)(most * per_micro), near);
     return -1;
   }
   return (int32_t)(o->optimizer_batch / per_micro);

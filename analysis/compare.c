@@ -66,9 +66,11 @@ static int64_t keys_last_end(const struct ds_trace *t, const struct key *k, size
 }
 
 /* Metrics of one iteration (k[0..n) of t; the n_prev keys before k are
- * its earlier iterations) by analysis/metrics.c; *t0 is its earliest
- * start; *whole, when not NULL, all of metrics.c's result (rank 0's
- * window with it). */
+ * its earlier iterations, the keys after k[n - 1] up to t's n_rows its
+ * later ones) by analysis/metrics.c, with rank 0's ops of the other
+ * iterations (ds_metrics_measure_among); *t0 is its earliest start;
+ * *whole, when not NULL, all of metrics.c's result (rank 0's window with
+ * it). */
 static ds_status measure_iter(const struct ds_trace *t, const struct key *k, size_t n,
                               size_t n_prev, double *m, int64_t *t0_out,
                               struct ds_metrics *whole) {
@@ -79,8 +81,31 @@ static ds_status measure_iter(const struct ds_trace *t, const struct key *k, siz
     ops[i] = (struct ds_timed_op){row_op(t, k[i].row), r->start_ns, r->end_ns};
   }
   struct ds_metrics mt;
-  ds_status st = ds_metrics_measure(ops, n, keys_last_end(t, k - n_prev, n_prev, -1),
-                                    keys_last_end(t, k - n_prev, n_prev, 0), &mt);
+  int64_t prev = keys_last_end(t, k - n_prev, n_prev, -1),
+          prev_r0 = keys_last_end(t, k - n_prev, n_prev, 0);
+  ds_status st = ds_metrics_measure(ops, n, prev, prev_r0, &mt);
+  if (st == DS_OK && mt.rank0_own_step) {
+    /* measured over rank 0's own step: again, with rank 0's ops of the
+     * other iterations (a pass over the trace per such iteration: async
+     * parameter servers' traces alone) */
+    struct ds_timed_op *more = realloc(ops, (n + t->n_rows + 1) * sizeof *ops);
+    if (!more) {
+      free(ops);
+      return DS_ENOMEM;
+    }
+    ops = more;
+    size_t n_other = 0;
+    const struct key *all = k - n_prev;
+    for (size_t i = 0; i < t->n_rows; i++) {
+      if (i == n_prev) i += n;
+      if (i >= t->n_rows) break;
+      const struct ds_trace_row *r = &t->rows[all[i].row];
+      if (all[i].rank == 0)
+        ops[n + n_other++] =
+            (struct ds_timed_op){row_op(t, all[i].row), r->start_ns, r->end_ns};
+    }
+    st = ds_metrics_measure_among(ops, n, ops + n, n_other, prev, prev_r0, &mt);
+  }
   free(ops);
   DS_CHECK(st);
   for (int i = 0; i < IM_COUNT; i++) m[i] = mt.v[i];

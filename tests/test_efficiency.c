@@ -107,16 +107,15 @@ Test(efficiency, gpu_table_reads_the_map_and_locates_bad_values) {
     ds_test_gpu_entry_refused(bad[i][0], bad[i][1]);
 }
 
-/* The table's `mem` is at least 1 GB (sim/net/gpu_table.c
- * MIN_GPU_MEM_BYTES; the table's smallest is 11264 MiB): 1B was read.
- * Refused at its file, line 8, and key;
- * exactly 1GB is taken. */
-Test(efficiency, gpu_table_memory_below_1gb_is_refused_at_its_key) {
+/* The table's `mem` is at least 1 MiB (sim/net/gpu_table.c
+ * MIN_GPU_MEM_BYTES): 1B was read. Refused at its file, line 8, and key;
+ * exactly 1MiB is taken. */
+Test(efficiency, gpu_table_memory_below_1mib_is_refused_at_its_key) {
 #define MEM_TABLE(mem)                                                                    \
   "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"             \
   "    tf32: 8TFLOPS\n    fp16: 2TFLOPS\n    mem: " mem "\n    mem_bw: 1GBps\n"
-  const char *bad[][2] = {{"1B", "got 1 bytes"}, {"999999999B", "got 1e+09 bytes"},
-                          {"0.5GiB", "got 5.36871e+08 bytes"}};
+  const char *bad[][2] = {{"1B", "got 1 bytes"}, {"1048575B", "got 1.04858e+06 bytes"},
+                          {"0.5MiB", "got 524288 bytes"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char text[256], path[64];
     snprintf(text, sizeof text, MEM_TABLE("%s"), bad[i][0]);
@@ -125,15 +124,15 @@ Test(efficiency, gpu_table_memory_below_1gb_is_refused_at_its_key) {
     cr_assert_eq(ds_test_lookup_gpu_text(text, "G", &g, &err, path), DS_EINPUT, "%s",
                  bad[i][0]);
     cr_assert(strstr(err.msg, path) && strstr(err.msg, ":8:") &&
-                  strstr(err.msg, "key 'gpus[0].mem': expected at least 1GB of GPU memory") &&
+                  strstr(err.msg, "key 'gpus[0].mem': expected at least 1MiB of GPU memory") &&
                   strstr(err.msg, bad[i][1]),
               "%s: %s", bad[i][0], err.msg);
   }
   struct ds_gpu_spec g;
   struct ds_err err = {0};
-  cr_assert_eq(ds_test_lookup_gpu_text(MEM_TABLE("1GB"), "G", &g, &err, NULL), DS_OK, "%s",
+  cr_assert_eq(ds_test_lookup_gpu_text(MEM_TABLE("1MiB"), "G", &g, &err, NULL), DS_OK, "%s",
                err.msg);
-  cr_assert_eq(g.mem_bytes, 1e9);
+  cr_assert_eq(g.mem_bytes, 1048576.0);
 #undef MEM_TABLE
 }
 

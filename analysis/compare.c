@@ -65,13 +65,72 @@ static int64_t keys_last_end(const struct ds_trace *t, const struct key *k, size
   return e;
 }
 
+/* Rank 0's rows of a trace sorted by start, each with the latest end of
+ * those up to it (max_end): the rows of other iterations that may overlap
+ * a span are found without a pass over the trace per iteration (analyze
+ * measures every iteration). */
+struct rank0_row {
+  struct ds_timed_op t;
+  int32_t iter;
+  int64_t max_end;
+};
+struct rank0_rows {
+  struct rank0_row *r;
+  size_t n;
+};
+
+static int cmp_rank0_start(const void *a, const void *b) {
+  const struct rank0_row *x = a, *y = b;
+  return (x->t.start_ns > y->t.start_ns) - (x->t.start_ns < y->t.start_ns);
+}
+
+/* r: rank 0's rows of t, whose keys k[0 .. t->n_rows) are sorted. DS_ENOMEM. */
+static ds_status rank0_rows_of(const struct ds_trace *t, const struct key *k,
+                               struct rank0_rows *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->n_rows; i++) n += k[i].rank == 0;
+  r->n = 0;
+  r->r = malloc((n + 1) * sizeof *r->r);
+  if (!r->r) return DS_ENOMEM;
+  for (size_t i = 0; i < t->n_rows; i++) {
+    if (k[i].rank != 0) continue;
+    const struct ds_trace_row *row = &t->rows[k[i].row];
+    r->r[r->n++] = (struct rank0_row){{row_op(t, k[i].row), row->start_ns, row->end_ns},
+                                      k[i].iter, 0};
+  }
+  qsort(r->r, r->n, sizeof *r->r, cmp_rank0_start);
+  for (size_t i = 0; i < r->n; i++)
+    r->r[i].max_end = i && r->r[i - 1].max_end > r->r[i].t.end_ns ? r->r[i - 1].max_end
+                                                                  : r->r[i].t.end_ns;
+  return DS_OK;
+}
+
+/* Appends to out[*n_out ..] the rows of r not of iteration iter that
+ * overlap [lo, hi): a binary search for the last start before hi, then
+ * back while an earlier row may still end after lo. */
+static void rank0_rows_overlapping(const struct rank0_rows *r, int32_t iter, int64_t lo,
+                                   int64_t hi, struct ds_timed_op *out, size_t *n_out) {
+  size_t a = 0, b = r->n;
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (r->r[mid].t.start_ns < hi)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  for (size_t i = a; i-- > 0 && r->r[i].max_end > lo;)
+    if (r->r[i].iter != iter && r->r[i].t.end_ns > lo) out[(*n_out)++] = r->r[i].t;
+}
+
 /* Metrics of one iteration (k[0..n) of t; the n_prev keys before k are
- * its earlier iterations) by analysis/metrics.c; *t0 is its earliest
- * start; *whole, when not NULL, all of metrics.c's result (rank 0's
- * window with it). */
-static ds_status measure_iter(const struct ds_trace *t, const struct key *k, size_t n,
-                              size_t n_prev, double *m, int64_t *t0_out,
-                              struct ds_metrics *whole) {
+ * its earlier iterations, the keys after k[n - 1] up to t's n_rows its
+ * later ones) by analysis/metrics.c, with rank 0's ops of the other
+ * iterations (ds_metrics_measure_among); *t0 is its earliest start;
+ * *whole, when not NULL, all of metrics.c's result (rank 0's window with
+ * it). */
+static ds_status measure_iter(const struct ds_trace *t, const struct rank0_rows *r0,
+                              const struct key *k, size_t n, size_t n_prev, double *m,
+                              int64_t *t0_out, struct ds_metrics *whole) {
   struct ds_timed_op *ops = malloc((n + 1) * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   for (size_t i = 0; i < n; i++) {
@@ -79,8 +138,28 @@ static ds_status measure_iter(const struct ds_trace *t, const struct key *k, siz
     ops[i] = (struct ds_timed_op){row_op(t, k[i].row), r->start_ns, r->end_ns};
   }
   struct ds_metrics mt;
-  ds_status st = ds_metrics_measure(ops, n, keys_last_end(t, k - n_prev, n_prev, -1),
-                                    keys_last_end(t, k - n_prev, n_prev, 0), &mt);
+  int64_t prev = keys_last_end(t, k - n_prev, n_prev, -1),
+          prev_r0 = keys_last_end(t, k - n_prev, n_prev, 0);
+  ds_status st = ds_metrics_measure(ops, n, prev, prev_r0, &mt);
+  if (st == DS_OK && mt.rank0_own_step && n) {
+    /* measured over rank 0's own step, inside its ops' span: again, with
+     * rank 0's rows of the other iterations there */
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+      if (ops[i].op->rank != 0) continue;
+      if (ops[i].start_ns < lo) lo = ops[i].start_ns;
+      if (ops[i].end_ns > hi) hi = ops[i].end_ns;
+    }
+    struct ds_timed_op *more = realloc(ops, (n + r0->n + 1) * sizeof *ops);
+    if (!more) {
+      free(ops);
+      return DS_ENOMEM;
+    }
+    ops = more;
+    size_t n_other = 0;
+    rank0_rows_overlapping(r0, k[0].iter, lo, hi, ops + n, &n_other);
+    st = ds_metrics_measure_among(ops, n, ops + n, n_other, prev, prev_r0, &mt);
+  }
   free(ops);
   DS_CHECK(st);
   for (int i = 0; i < IM_COUNT; i++) m[i] = mt.v[i];
@@ -336,8 +415,8 @@ static ds_status median_iter(const double *ms, const int32_t *iters, size_t n,
 /* Allocates ops and metrics for the reference iteration ref[0..nr) of
  * c->pred, measures it (pm: its per-iteration metrics) and fills each op's
  * predicted start and duration. */
-static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_t nr,
-                              size_t n_prev, double *pm) {
+static ds_status measure_pred(struct ds_compare *c, const struct rank0_rows *r0,
+                              const struct key *ref, size_t nr, size_t n_prev, double *pm) {
   c->ops = calloc(nr + 1, sizeof *c->ops);
   /* the iteration's metrics, rank0_window_ms, each op's start and
    * duration, two per rank */
@@ -345,7 +424,7 @@ static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_
   if (!c->ops || !c->metrics) return DS_ENOMEM;
   int64_t t0;
   struct ds_metrics whole;
-  DS_CHECK(measure_iter(c->pred, ref, nr, n_prev, pm, &t0, &whole));
+  DS_CHECK(measure_iter(c->pred, r0, ref, nr, n_prev, pm, &t0, &whole));
   c->rank0_own_step = whole.rank0_own_step;
   c->rank0_window_ms = whole.rank0_window_ms;
   c->n_ops = nr;
@@ -361,9 +440,10 @@ static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_
 /* Measures the predicted iteration ref and every measured group, fills ops
  * and the per-iteration metrics; the n_prev keys before ref are the
  * predicted trace's earlier iterations. mk/nm: all measured keys. */
-static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
-                      size_t n_prev, const struct key *mk, size_t nm, int32_t skip,
-                      struct ds_err *err) {
+static ds_status join(struct ds_compare *c, const struct rank0_rows *pred_r0,
+                      const struct key *ref, size_t nr, size_t n_prev,
+                      const struct rank0_rows *meas_r0, const struct key *mk, size_t nm,
+                      int32_t skip, struct ds_err *err) {
   ds_status st = DS_OK;
   double pm[IM_COUNT], mm[IM_COUNT], sum[IM_COUNT] = {0};
   double *m2 = calloc(nr + 1, sizeof *m2);
@@ -374,7 +454,7 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  if ((st = measure_pred(c, ref, nr, n_prev, pm)) != DS_OK) {
+  if ((st = measure_pred(c, pred_r0, ref, nr, n_prev, pm)) != DS_OK) {
     ds_err_set(err, st, "analyze: out of memory");
     goto out;
   }
@@ -399,7 +479,7 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
       }
     }
     DS_CHECK_GOTO(check_same(c, ref, nr, mk + a, b - a, err), st, out);
-    DS_CHECK_GOTO(measure_iter(c->meas, mk + a, b - a, a, mm, &t0, NULL), st, out);
+    DS_CHECK_GOTO(measure_iter(c->meas, meas_r0, mk + a, b - a, a, mm, &t0, NULL), st, out);
     size_t it = c->n_meas_iters++;
     c->meas_iters[it] = mk[a].iter;
     iter_ms[it] = mm[IM_iter_ms];
@@ -504,14 +584,15 @@ static int32_t world_size(const struct ds_trace *t) {
   return t->owned ? t->owned->world_size : 1;
 }
 
-static ds_status default_iter(struct ds_compare *c, const struct key *pk, size_t n,
-                              struct ds_err *err);
+static ds_status default_iter(struct ds_compare *c, const struct rank0_rows *r0,
+                              const struct key *pk, size_t n, struct ds_err *err);
 
 ds_status ds_compare_load(const char *pred_path, const char *meas_path,
                           const struct ds_compare_options *opt,
                           struct ds_compare **out, struct ds_err *err) {
   ds_status st = DS_OK;
   struct key *pk = NULL, *mk = NULL;
+  struct rank0_rows pr0 = {0}, mr0 = {0};
   struct ds_compare *c = calloc(1, sizeof *c);
   *out = NULL;
   if (!c || !(c->pred_path = strdup(pred_path)) || !(c->meas_path = strdup(meas_path)) ||
@@ -522,7 +603,8 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
   DS_CHECK_GOTO(read_trace(pred_path, &c->pred, err), st, out);
   DS_CHECK_GOTO(read_trace(meas_path, &c->meas, err), st, out);
   DS_CHECK_GOTO(check_order(c, err), st, out);
-  if (sorted_keys(c->pred, &pk) != DS_OK || sorted_keys(c->meas, &mk) != DS_OK) {
+  if (sorted_keys(c->pred, &pk) != DS_OK || sorted_keys(c->meas, &mk) != DS_OK ||
+      rank0_rows_of(c->pred, pk, &pr0) != DS_OK || rank0_rows_of(c->meas, mk, &mr0) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
@@ -537,15 +619,17 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
                    : strcmp(c->pred->source, "real") == 0 ? DS_ITER_MEDIAN
                                                            : DS_ITER_LAST;
   if (c->iter_choice == DS_ITER_GIVEN) c->pred_iter = opt->pred_iter;
-  DS_CHECK_GOTO(default_iter(c, pk, c->pred->n_rows, err), st, out);
+  DS_CHECK_GOTO(default_iter(c, &pr0, pk, c->pred->n_rows, err), st, out);
   size_t a, b;
   DS_CHECK_GOTO(iter_range(pk, c->pred->n_rows, c->pred_iter, pred_path, &a, &b, err),
                 st, out);
-  DS_CHECK_GOTO(join(c, pk + a, b - a, a, mk, c->meas->n_rows,
+  DS_CHECK_GOTO(join(c, &pr0, pk + a, b - a, a, &mr0, mk, c->meas->n_rows,
                      opt ? opt->skip_measured : -1, err), st, out);
 out:
   free(pk);
   free(mk);
+  free(pr0.r);
+  free(mr0.r);
   if (st != DS_OK) {
     ds_compare_free(c);
     return st;
@@ -557,8 +641,8 @@ out:
 /* A lone trace's default iteration: a ddpsim trace's last, a ddpreal
  * trace's of median time (every iteration measured as the reported one).
  * Counts the iterations on the way. */
-static ds_status default_iter(struct ds_compare *c, const struct key *pk, size_t n,
-                              struct ds_err *err) {
+static ds_status default_iter(struct ds_compare *c, const struct rank0_rows *r0,
+                              const struct key *pk, size_t n, struct ds_err *err) {
   ds_status st = DS_OK;
   double m[IM_COUNT];
   double *ms = malloc((n + 1) * sizeof *ms);
@@ -570,7 +654,7 @@ static ds_status default_iter(struct ds_compare *c, const struct key *pk, size_t
   for (size_t a = 0, b; a < n; a = b) {
     for (b = a; b < n && pk[b].iter == pk[a].iter; b++) {}
     int64_t t0;
-    if ((st = measure_iter(c->pred, pk + a, b - a, a, m, &t0, NULL)) != DS_OK) {
+    if ((st = measure_iter(c->pred, r0, pk + a, b - a, a, m, &t0, NULL)) != DS_OK) {
       ds_err_set(err, st, "analyze: out of memory");
       goto out;
     }
@@ -592,6 +676,7 @@ static ds_status load_one(const char *path, struct ds_trace *t,
                           struct ds_err *err) {
   ds_status st = DS_OK;
   struct key *pk = NULL;
+  struct rank0_rows r0 = {0};
   struct ds_compare *c = calloc(1, sizeof *c);
   const char *label = opt && opt->label ? opt->label : path;
   double pm[IM_COUNT];
@@ -611,7 +696,7 @@ static ds_status load_one(const char *path, struct ds_trace *t,
     st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows", path);
     goto out;
   }
-  if (sorted_keys(c->pred, &pk) != DS_OK) {
+  if (sorted_keys(c->pred, &pk) != DS_OK || rank0_rows_of(c->pred, pk, &r0) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
@@ -623,10 +708,10 @@ static ds_status load_one(const char *path, struct ds_trace *t,
                    : strcmp(c->pred->source, "real") == 0 ? DS_ITER_MEDIAN
                                                            : DS_ITER_LAST;
   if (c->iter_choice == DS_ITER_GIVEN) c->pred_iter = opt->pred_iter;
-  DS_CHECK_GOTO(default_iter(c, pk, n, err), st, out);
+  DS_CHECK_GOTO(default_iter(c, &r0, pk, n, err), st, out);
   size_t a, b;
   DS_CHECK_GOTO(iter_range(pk, n, c->pred_iter, path, &a, &b, err), st, out);
-  if (measure_pred(c, pk + a, b - a, a, pm) != DS_OK) {
+  if (measure_pred(c, &r0, pk + a, b - a, a, pm) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
@@ -640,6 +725,7 @@ static ds_status load_one(const char *path, struct ds_trace *t,
   }
 out:
   free(pk);
+  free(r0.r);
   if (st != DS_OK) {
     ds_compare_free(c);
     return st;

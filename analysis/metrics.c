@@ -128,10 +128,41 @@ static int64_t window_start(int64_t origin_ns, int64_t rank0_first_ns,
 
 ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
                              int64_t prev_rank0_end_ns, struct ds_metrics *m) {
+  return ds_metrics_measure_among(ops, n, NULL, 0, prev_end_ns, prev_rank0_end_ns, m);
+}
+
+/* Adds the ops of other[0..n_other) that are rank 0's and overlap
+ * [w0, w1) to its communication, compute and host intervals, clipped to
+ * it (the room ds_metrics_measure_among made for them). */
+static void add_others(const struct ds_timed_op *other, size_t n_other, int64_t w0, int64_t w1,
+                       struct ds_interval *comm, size_t *n_comm, struct ds_interval *comp,
+                       size_t *n_comp, struct ds_interval *host, size_t *n_host) {
+  for (size_t i = 0; i < n_other; i++) {
+    int64_t s = other[i].start_ns > w0 ? other[i].start_ns : w0;
+    int64_t e = other[i].end_ns < w1 ? other[i].end_ns : w1;
+    if (other[i].op->rank != 0 || s >= e) continue;
+    struct ds_interval iv = {s, e};
+    enum ds_metrics_class cls = ds_metrics_class(other[i].op);
+    if (cls == DS_METRICS_HOST)
+      host[(*n_host)++] = iv;
+    else if (cls == DS_METRICS_COMM)
+      comm[(*n_comm)++] = iv;
+    else
+      comp[(*n_comp)++] = iv;
+  }
+}
+
+ds_status ds_metrics_measure_among(const struct ds_timed_op *ops, size_t n,
+                                   const struct ds_timed_op *other, size_t n_other,
+                                   int64_t prev_end_ns, int64_t prev_rank0_end_ns,
+                                   struct ds_metrics *m) {
   /* rank 0's communication, compute and host intervals, and room for the
    * union of the first two: each op is in one of the three, so the first
-   * two hold at most n together */
-  struct ds_interval *comm = malloc(4 * (n + 1) * sizeof *comm);
+   * two hold at most n together; the other iterations' ops (n_other) may
+   * join any of them */
+  if (!other) n_other = 0;
+  size_t room = n + n_other + 1;
+  struct ds_interval *comm = malloc(4 * room * sizeof *comm);
   int32_t *upd_bucket = malloc((n + 1) * sizeof *upd_bucket);
   if (!comm || !upd_bucket) {
     free(comm);
@@ -141,7 +172,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   size_t n_upd = 0;
   /* rank 0's own ops' span, its servers' updates left out (metrics.h) */
   int64_t own_first = INT64_MAX, own_last = INT64_MIN;
-  struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
+  struct ds_interval *comp = comm + room, *host = comp + room, *gpu = host + room;
   size_t n_comm = 0, n_comp = 0, n_host = 0;
   int64_t t0 = INT64_MAX, t1 = INT64_MIN, r0_first = INT64_MAX;
   /* Sums of durations, in double: each is at most 1e18 ns (the reader's
@@ -216,6 +247,17 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   v[DS_METRIC_comm_ms] = (double)c / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_exposed_comm_ms] = (double)x / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_overlap_pct] = c > 0 ? 100.0 * (double)(c - x) / (double)c : 0;
+  /* Rank 0's lines over its own step (below) take in every op of the run
+   * on rank 0 inside it: the iteration's, and the other iterations' (an
+   * update of another worker's other step on GPU 0, metrics.h); the
+   * communication lines above are the iteration's ops' alone. */
+  m->rank0_own_step = asynchronous_updates(upd_bucket, n_upd) && own_first < own_last;
+  if (m->rank0_own_step && n_other) {
+    add_others(other, n_other, own_first, own_last, comm, &n_comm, comp, &n_comp, host,
+               &n_host);
+    n_comm = ds_overlap_merge(comm, n_comm);
+    n_comp = ds_overlap_merge(comp, n_comp);
+  }
   /* the GPU's and the network's union covers what the host's time may not */
   size_t n_gpu = 0;
   for (size_t i = 0; i < n_comp; i++) gpu[n_gpu++] = comp[i];
@@ -226,7 +268,6 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
    * own step (metrics.h) */
   int64_t w0 = window_start(origin, r0_first, prev_rank0_end_ns);
   int64_t w1 = n ? w0 + (t1 - origin) : w0;
-  m->rank0_own_step = asynchronous_updates(upd_bucket, n_upd) && own_first < own_last;
   if (m->rank0_own_step) {
     w0 = own_first;
     w1 = own_last;

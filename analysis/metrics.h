@@ -54,10 +54,10 @@
  * pull), rank0_window_ms long, and the lines add up to that. Its step
  * starts where its previous step's pull ended (its forward waits for the
  * parameters), so consecutive windows tile rank 0's timeline as a worker.
- * Its server's updates of the iteration count where they fall inside; an
- * update of another worker's other step that runs there is in another
- * iteration's ops and not counted: it overlaps rank 0's own compute, or
- * leaves the time it covers to host exposed or waiting.
+ * Its server's updates of the iteration count where they fall inside, and
+ * so does any op of another iteration on rank 0 that runs there (an update
+ * of another worker's other step: a straggler's earlier one), when the
+ * caller passes the other iterations' ops (ds_metrics_measure_among).
  */
 #ifndef DS_METRICS_H
 #define DS_METRICS_H
@@ -142,6 +142,14 @@ int64_t ds_metrics_rank0_last_end(const struct ds_timed_op *ops, size_t n);
  * scratch space cannot be had (m untouched). */
 ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
                              int64_t prev_rank0_end_ns, struct ds_metrics *m);
+/* The same, where other[0..n_other) (may be NULL) are ops of the run's
+ * other iterations: where rank 0's window is its own step (rank0_own_step),
+ * their rank-0 ops inside it count in gpu_busy_ms and host_exposed_ms as
+ * the iteration's do; nothing else reads them. */
+ds_status ds_metrics_measure_among(const struct ds_timed_op *ops, size_t n,
+                                   const struct ds_timed_op *other, size_t n_other,
+                                   int64_t prev_end_ns, int64_t prev_rank0_end_ns,
+                                   struct ds_metrics *m);
 
 #ifdef __cplusplus
 }

@@ -545,6 +545,99 @@ Test(analyze, an_async_servers_rank0_lines_are_its_own_step) {
   cr_assert(fabs(v[DS_METRIC_gpu_busy_ms] - 0.030) < EPS, "%.9f", v[DS_METRIC_gpu_busy_ms]);
 }
 
+Test(analyze, another_iterations_update_inside_rank0s_own_step_counts) {
+  /* The iteration of an_async_servers_rank0_lines_are_its_own_step (us):
+   * rank 0's own step [95, 160), GPU busy f + p + u0 + q = 60 and h's
+   * [95, 100) host exposed when the iteration's ops are all that is
+   * measured. A third worker, two steps behind, had its update of an
+   * earlier step applied on rank 0 [92, 102): an op of another iteration,
+   * inside the window from 95 to 102 (ds_metrics_measure_among). It covers
+   * h, so GPU busy is the window's 65 and host exposed 0. Left out: a rank
+   * 0 update of another iteration after the window [200, 210), and rank
+   * 1's ops of another iteration (rank 0's lines alone). The iteration's
+   * own lines do not move: communication, the step's updates, iter_ms. */
+  static const struct ds_op ops[] = {
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD, .name = "h", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u0", .bucket = 0,
+       .root = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
+      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
+      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u1", .bucket = 0,
+       .root = -1},
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u2", .bucket = 0,
+       .root = -1},
+      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 95000, 100000},  {&ops[1], 100000, 140000},
+                            {&ops[2], 140000, 145000}, {&ops[3], 145000, 155000},
+                            {&ops[4], 155000, 160000}, {&ops[5], 150000, 280000},
+                            {&ops[6], 280000, 300000}, {&ops[7], 310000, 330000},
+                            {&ops[8], 300000, 310000}};
+  struct ds_timed_op other[] = {{&ops[9], 92000, 102000},
+                                {&ops[9], 200000, 210000},
+                                {&ops[10], 90000, 150000}};
+  struct ds_metrics alone, m;
+  cr_assert_eq(ds_metrics_measure(t, 9, 150000, 130000, &alone), DS_OK);
+  cr_assert_eq(ds_metrics_measure_among(t, 9, other, 3, 150000, 130000, &m), DS_OK);
+  cr_assert_eq(m.rank0_own_step, 1);
+  cr_assert(fabs(m.rank0_window_ms - 0.065) < EPS, "%.9f", m.rank0_window_ms);
+  cr_assert(fabs(m.v[DS_METRIC_gpu_busy_ms] - 0.065) < EPS, "%.9f", m.v[DS_METRIC_gpu_busy_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_host_exposed_ms]) < EPS, "%.9f", m.v[DS_METRIC_host_exposed_ms]);
+  for (int i = 0; i < DS_METRIC_COUNT; i++)
+    if (i != DS_METRIC_gpu_busy_ms && i != DS_METRIC_host_exposed_ms)
+      cr_assert(m.v[i] == alone.v[i] || (isnan(m.v[i]) && isnan(alone.v[i])), "%s: %g, %g",
+                ds_metrics_name(i), m.v[i], alone.v[i]);
+  /* where the window is the iteration's (one update: sync), others are
+   * not read */
+  cr_assert_eq(ds_metrics_measure_among(t, 8, other, 3, 150000, 130000, &m), DS_OK);
+  cr_assert_eq(ds_metrics_measure(t, 8, 150000, 130000, &alone), DS_OK);
+  cr_assert_eq(m.rank0_own_step, 0);
+  cr_assert(m.v[DS_METRIC_gpu_busy_ms] == alone.v[DS_METRIC_gpu_busy_ms]);
+  cr_assert(m.v[DS_METRIC_host_exposed_ms] == alone.v[DS_METRIC_host_exposed_ms]);
+}
+
+Test(analyze, an_async_step_counts_another_steps_update_on_gpu0_in_summary_and_analyze) {
+  /* Two servers, rank 1 1.5 times as slow, async: rank 0's first launch of
+   * its last step runs beside GPU 0's update of an earlier step of another
+   * worker (docs/strategies.md, "Async: rank 0's own step"). Measured with
+   * the other iterations' ops (the run's before_last_rank0, analyze's
+   * trace), that update covers the launch: GPU busy is the whole window,
+   * host exposed 0, in the summary and in analyze of its trace alike. With
+   * the iteration's ops alone GPU busy was 0.037 ms short of the window. */
+  const char *args =
+      "--topo 4gpu --strategy ps --ps-mode async --ps-servers 2 --straggler 1:1.5 --iters 10";
+  char trace[256], cmd[1024];
+  ds_test_analyze_tmpname(trace, sizeof trace, "async2");
+  snprintf(cmd, sizeof cmd, "%s --trace %s --format json", args, trace);
+  struct ds_test_result sim = ds_test_cli(cmd);
+  cr_assert_eq(sim.status, 0, "ddpsim %s: %s", cmd, sim.err);
+  const char *keys[] = {"\"gpu_busy_ms\": ", "\"host_exposed_ms\": ", "\"rank0_window_ms\": "};
+  double row[3];
+  for (int i = 0; i < 3; i++) {
+    const char *at = strstr(sim.out, keys[i]);
+    cr_assert(at, "%s: %s", keys[i], sim.out);
+    row[i] = strtod(at + strlen(keys[i]), NULL);
+  }
+  cr_assert(row[1] == 0 && fabs(row[0] - row[2]) <= 1e-6, "busy %.6f host %.6f window %.6f",
+            row[0], row[1], row[2]);
+  snprintf(cmd, sizeof cmd, "%s --format csv", trace);
+  struct ds_test_result an = ds_test_analyze(NULL, cmd);
+  cr_assert_eq(an.status, 0, "analyze %s: %s", cmd, an.err);
+  double busy = analyze_value(an.out, "gpu_busy_ms"),
+         host = analyze_value(an.out, "host_exposed_ms"),
+         window = analyze_value(an.out, "rank0_window_ms");
+  cr_assert(fabs(busy - row[0]) <= 0.5e-6 && host == 0 && fabs(window - row[2]) <= 0.5e-6,
+            "analyze %.9f %.9f %.9f, summary %.6f %.6f %.6f", busy, host, window, row[0], row[1],
+            row[2]);
+  ds_test_release(&sim);
+  ds_test_release(&an);
+  unlink(trace);
+}
+
 Test(analyze, a_parameter_servers_update_and_local_copies_are_gpu_work) {
   /* ps puts a server's update, a step of the server's index (bucket), on
    * the host stream of its GPU, and a worker's push to the server on its

@@ -347,6 +347,31 @@ Test(calib, efficiency_out_of_range_is_located) {
   expect_bad(&tiny);
 }
 
+/* A fit's R^2 is at most 1 (1 - SS_res / SS_tot); below 0 is a fit worse
+ * than the mean, read as written; an overflowing number is refused by the
+ * number reader (the fuzzing run's 1e300 passed). */
+Test(calib, fit_r2_above_1_is_located) {
+#define COLL_R2(v)                                                                  \
+  "schema_version: 1\ncollective:\n  op: allreduce\n  nranks: 2\n  shared: true\n" \
+  "  copy: false\n  alpha: 12.5us\n  bus_bw: 350GBps\n  fit_r2: " v "\n"
+  struct bad_case huge = {COLL_R2("1e300"), ":9:11: key 'collective.fit_r2'",
+                          "expected an R^2 <= 1, got 1e+300"};
+  expect_bad(&huge);
+  struct bad_case just = {COLL_R2("1.0001"), ":9:11: key 'collective.fit_r2'",
+                          "expected an R^2 <= 1, got 1.0001"};
+  expect_bad(&just);
+  struct bad_case inf = {COLL_R2("1e999"), ":9:11: key 'collective.fit_r2'", "a number"};
+  expect_bad(&inf);
+  struct ds_calib c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_calib_text(COLL_R2("1"), &c, &err, NULL), DS_OK, "%s", err.msg);
+  cr_assert_eq(c.coll_fit_r2, 1.0);
+  cr_assert_eq(ds_test_load_calib_text(COLL_R2("-1e300"), &c, &err, NULL), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(c.coll_fit_r2, -1e300);
+#undef COLL_R2
+}
+
 Test(calib, wrong_schema_version_is_located) {
   struct bad_case b = {"schema_version: 2\ncompute:\n  mem_efficiency: 0.8\n",
                        ":1:17: key 'schema_version'", "expected schema_version 1"};

@@ -107,6 +107,35 @@ Test(efficiency, gpu_table_reads_the_map_and_locates_bad_values) {
     ds_test_gpu_entry_refused(bad[i][0], bad[i][1]);
 }
 
+/* The table's `mem` is at least 1 MiB (sim/net/gpu_table.c
+ * MIN_GPU_MEM_BYTES): 1B was read. Refused at its file, line 8, and key;
+ * exactly 1MiB is taken. */
+Test(efficiency, gpu_table_memory_below_1mib_is_refused_at_its_key) {
+#define MEM_TABLE(mem)                                                                    \
+  "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"             \
+  "    tf32: 8TFLOPS\n    fp16: 2TFLOPS\n    mem: " mem "\n    mem_bw: 1GBps\n"
+  const char *bad[][2] = {{"1B", "got 1 bytes"}, {"1048575B", "got 1.04858e+06 bytes"},
+                          {"0.5MiB", "got 524288 bytes"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[256], path[64];
+    snprintf(text, sizeof text, MEM_TABLE("%s"), bad[i][0]);
+    struct ds_gpu_spec g;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_test_lookup_gpu_text(text, "G", &g, &err, path), DS_EINPUT, "%s",
+                 bad[i][0]);
+    cr_assert(strstr(err.msg, path) && strstr(err.msg, ":8:") &&
+                  strstr(err.msg, "key 'gpus[0].mem': expected at least 1MiB of GPU memory") &&
+                  strstr(err.msg, bad[i][1]),
+              "%s: %s", bad[i][0], err.msg);
+  }
+  struct ds_gpu_spec g;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_lookup_gpu_text(MEM_TABLE("1MiB"), "G", &g, &err, NULL), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(g.mem_bytes, 1048576.0);
+#undef MEM_TABLE
+}
+
 Test(efficiency, each_class_takes_the_measurement_of_the_math_it_runs_in) {
   /* EffGPU, flops_efficiency 0.5, no overhead, 1 TFLOP per kernel:
    *   fp32 training (--tf32 conv): conv on TF32 at 0.25: 1e12/(80e12*0.25)

@@ -31,12 +31,16 @@ static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
   s->rank0_window_ms = m->rank0_window_ms;
 }
 
-/* The metrics of ops[0 .. n) (taken: freed here) into s's timing fields:
- * the one finish of both the full and the shared schedule's measures. */
-static ds_status measure_fill(struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
-                              int64_t prev_rank0_end_ns, struct ds_summary *s) {
+/* The metrics of ops[0 .. n) (taken: freed here; ops[n .. n + n_other)
+ * are other iterations', ds_metrics_measure_among) into s's timing
+ * fields: the one finish of both the full and the shared schedule's
+ * measures. */
+static ds_status measure_fill(struct ds_timed_op *ops, size_t n, size_t n_other,
+                              int64_t prev_end_ns, int64_t prev_rank0_end_ns,
+                              struct ds_summary *s) {
   struct ds_metrics m;
-  ds_status st = ds_metrics_measure(ops, n, prev_end_ns, prev_rank0_end_ns, &m);
+  ds_status st = ds_metrics_measure_among(ops, n, ops + n, n_other, prev_end_ns,
+                                          prev_rank0_end_ns, &m);
   free(ops);
   DS_CHECK(st);
   fill_timing(s, &m);
@@ -59,10 +63,21 @@ ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_
 ds_status ds_report_measure_iter(const struct ds_op *op, size_t n, const int64_t *op_start,
                                  const int64_t *op_end, int64_t prev_end_ns,
                                  int64_t prev_rank0_end_ns, struct ds_summary *s) {
-  struct ds_timed_op *ops = malloc((n + 1) * sizeof *ops);
+  return ds_report_measure_iter_among(op, n, op_start, op_end, NULL, 0, prev_end_ns,
+                                      prev_rank0_end_ns, s);
+}
+
+ds_status ds_report_measure_iter_among(const struct ds_op *op, size_t n, const int64_t *op_start,
+                                       const int64_t *op_end, const struct ds_ps_op_time *other,
+                                       size_t n_other, int64_t prev_end_ns,
+                                       int64_t prev_rank0_end_ns, struct ds_summary *s) {
+  if (!other) n_other = 0;
+  struct ds_timed_op *ops = malloc((n + n_other + 1) * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   for (size_t i = 0; i < n; i++) ops[i] = (struct ds_timed_op){&op[i], op_start[i], op_end[i]};
-  return measure_fill(ops, n, prev_end_ns, prev_rank0_end_ns, s);
+  for (size_t i = 0; i < n_other; i++)
+    ops[n + i] = (struct ds_timed_op){&op[other[i].op], other[i].start_ns, other[i].end_ns};
+  return measure_fill(ops, n, n_other, prev_end_ns, prev_rank0_end_ns, s);
 }
 
 ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
@@ -173,7 +188,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   for (size_t b = 0; b < b0; b++)
     if (sh->blocks[b].first_rank == 0 && t->last_end[t->slot_at[b]] > prev_r0)
       prev_r0 = t->last_end[t->slot_at[b]];
-  return measure_fill(ops, n, prev, prev_r0, s);
+  return measure_fill(ops, n, 0, prev, prev_r0, s);
 }
 
 /* --calib's GPU (report.h calib_gpu_fit): the calib_gpu column's value and

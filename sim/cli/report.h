@@ -35,6 +35,7 @@
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
 #include "sim/train/kernel_models.h"
+#include "sim/train/ps.h"
 #include "sim/train/rates.h"
 
 #ifdef __cplusplus
@@ -224,6 +225,15 @@ ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_
 ds_status ds_report_measure_iter(const struct ds_op *ops, size_t n, const int64_t *op_start_ns,
                                  const int64_t *op_end_ns, int64_t prev_end_ns,
                                  int64_t prev_rank0_end_ns, struct ds_summary *s);
+/* The same where other[0..n_other) are runs of ops[] in other iterations
+ * (a parameter server's, sim/train/ps.h before_last_rank0): rank 0's
+ * inside its own step count there (analysis/metrics.h,
+ * ds_metrics_measure_among). */
+ds_status ds_report_measure_iter_among(const struct ds_op *ops, size_t n,
+                                       const int64_t *op_start_ns, const int64_t *op_end_ns,
+                                       const struct ds_ps_op_time *other, size_t n_other,
+                                       int64_t prev_end_ns, int64_t prev_rank0_end_ns,
+                                       struct ds_summary *s);
 
 /* What a run keeps of its ops' times, recorded by ds_report_times_record
  * (a ds_exec_op_fn, sim/train/exec.h) as ops end: rank 0's times of every

@@ -185,14 +185,17 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
     DS_CHECK_GOTO(ds_ps_run(c->topo, c->model, &c->compute, &po, &r, err), st, out);
     /* The timing fields: analysis/metrics.c's definitions on the last
      * iteration's ops, as for every strategy (and as `ddpsim analyze` of the
-     * trace); throughput and the per-worker step times are ps's own. */
+     * trace), with GPU 0's ops of earlier iterations that may run in rank
+     * 0's own step (async); throughput and the per-worker step times are
+     * ps's own. */
     size_t ns = r.step->n_ops;
     /* sample 0's timing fields are the row's (ds_report_measure writes
      * those alone) */
     struct ds_summary one = {0}, first_sum = {0}, *timed = k == 0 ? s : &one;
-    if (ds_report_measure_iter(r.step->ops, ns, r.last_start_ns, r.last_end_ns,
-                               r.before_last_end_ns, r.before_last_rank0_end_ns,
-                               timed) != DS_OK ||
+    if (ds_report_measure_iter_among(r.step->ops, ns, r.last_start_ns, r.last_end_ns,
+                                     r.before_last_rank0, r.n_before_last_rank0,
+                                     r.before_last_end_ns, r.before_last_rank0_end_ns,
+                                     timed) != DS_OK ||
         ds_report_measure_iter(r.step->ops, ns, r.first_start_ns, r.first_end_ns,
                                INT64_MIN, INT64_MIN, &first_sum) != DS_OK) {
       st = ds_err_set(err, DS_ENOMEM, "out of memory");

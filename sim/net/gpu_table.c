@@ -165,6 +165,13 @@ static ds_status read_optional_bw(const struct ds_cnode *entry, const char *key,
  * at most 1e15 B/s (base/config.c), counts stay below 1e8. */
 #define MIN_NVLINK_LINK_BW (1e9)
 
+/* A GPU's memory is at least 1 MiB: a size of 1 byte was read (a fuzzing
+ * run). The table's smallest is 11264 MiB, but a test table's GPU holds
+ * 30 MB to put tiny-model's peak exactly at its memory
+ * (cli::the_memory_warning_fires_exactly_above_the_gpus_memory), so the
+ * bound refuses what no tensor fits in, not what no card is. */
+#define MIN_GPU_MEM_BYTES (1048576.0)
+
 static ds_status check_nvlink_link_bw(const struct ds_cnode *entry, double link_bw,
                                       int32_t links, struct ds_err *err) {
   struct ds_cnode node;
@@ -389,6 +396,9 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
   DS_CHECK(read_optional_flops(entry, "bf16", &spec->bf16_flops_per_s, err));
   DS_CHECK(ds_cmap_require(entry, "mem", "a size", &node, err));
   DS_CHECK(ds_cnode_bytes(&node, &spec->mem_bytes, err));
+  if (spec->mem_bytes < MIN_GPU_MEM_BYTES)
+    return ds_cnode_error(&node, err, "expected at least 1MiB of GPU memory, got %g bytes",
+                          spec->mem_bytes);
   DS_CHECK(ds_cmap_require(entry, "mem_bw", "a bandwidth", &node, err));
   DS_CHECK(ds_cnode_bw(&node, &spec->mem_bw_bytes_per_s, err));
   if (ds_cmap_get(entry, "efficiency", &node)) {

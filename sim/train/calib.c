@@ -141,7 +141,14 @@ static ds_status read_collective(const struct ds_cnode *root, struct ds_calib *c
   DS_CHECK(ds_cnode_time_ns(&node, &c->coll_alpha_ns, err));
   DS_CHECK(ds_cmap_require(&map, "bus_bw", "a bandwidth like \"350GBps\"", &node, err));
   DS_CHECK(ds_cnode_bw(&node, &c->coll_bus_bw_bytes_per_s, err));
-  if (ds_cmap_get(&map, "fit_r2", &node)) DS_CHECK(ds_cnode_number(&node, &c->coll_fit_r2, err));
+  /* R^2 = 1 - SS_res / SS_tot: at most 1 (a perfect fit), negative for a
+   * fit worse than the mean, so no lower bound; the number reader refuses
+   * what is not finite */
+  if (ds_cmap_get(&map, "fit_r2", &node)) {
+    DS_CHECK(ds_cnode_number(&node, &c->coll_fit_r2, err));
+    if (c->coll_fit_r2 > 1)
+      return ds_cnode_error(&node, err, "expected an R^2 <= 1, got %g", c->coll_fit_r2);
+  }
   if (ds_cmap_get(&map, "fit_rms_rel_residual", &node)) {
     DS_CHECK(ds_cnode_number(&node, &c->coll_fit_rms_rel_residual, err));
     if (c->coll_fit_rms_rel_residual < 0)

@@ -583,6 +583,7 @@ void ds_ps_result_release(struct ds_ps_result *r) {
   free(r->first_end_ns);
   free(r->last_start_ns);
   free(r->last_end_ns);
+  free(r->before_last_rank0);
   free(r->worker_step_ms);
   memset(r, 0, sizeof *r);
 }

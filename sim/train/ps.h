@@ -180,6 +180,13 @@ struct ds_ps_options {
   const char *kept_by;
 };
 
+/* An op of one iteration (its index in ds_ps_result.step's ops) and when
+ * it ran. */
+struct ds_ps_op_time {
+  size_t op;
+  int64_t start_ns, end_ns;
+};
+
 /* What a run measured. Times in ms. Per-worker step time: from the end of
  * its iteration 0 (its last pull delivered) to the end of its last
  * iteration, divided by iters - 1. */
@@ -196,6 +203,14 @@ struct ds_ps_result {
   int64_t *last_start_ns, *last_end_ns;
   int64_t before_last_end_ns; /* the latest end of the earlier iterations' ops */
   int64_t before_last_rank0_end_ns; /* the same of rank 0's ops alone */
+  /* Async: GPU 0's ops of the earlier iterations that may run inside rank
+   * 0's own step of the last (analysis/metrics.h: a lagging worker's
+   * updates on GPU 0), [n_before_last_rank0] (owned; NULL when none): rank
+   * 0's ops of the earlier iterations that end after its own previous step
+   * (its worker's ops there) and start before its last step's end. At most
+   * the updates GPU 0 runs in one of rank 0's steps, whatever the lag. */
+  struct ds_ps_op_time *before_last_rank0;
+  size_t n_before_last_rank0;
   double *worker_step_ms;    /* [world] (owned): from the end of the worker's
                                 step 0 to the end of its last, over iters - 1 */
   double mean_step_ms;       /* mean over workers of worker_step_ms */

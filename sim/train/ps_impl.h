@@ -151,6 +151,12 @@ struct ps_sim {
   uint8_t *busy;          /* [K] */
   double stale_sum;
   int64_t stale_max, n_updates;
+  /* async: ds_ps_result.before_last_rank0's room, and the bounds that
+   * decide what it keeps: the latest end of rank 0's worker ops of the
+   * earlier iterations (where its last step starts) and of its last step
+   * (INT64_MIN until worker 0 has ended it) */
+  size_t late_cap;
+  int64_t rank0_worker_end_ns, rank0_last_end_ns;
 };
 
 /* Worker w's route to server k (pull 0) or back (pull 1). */

@@ -303,12 +303,62 @@ static ds_status never_ran(struct ps_sim *s, int32_t it, size_t j) {
                     s->step->ops[j].name);
 }
 
-/* Ops j .. j + n of iteration it, ended (start, end): into the result
- * (iteration 0's and the last's times, the latest end of the others) and
- * the block a consumer gets them from. */
-static void keep(struct ps_sim *s, int32_t it, size_t j, size_t n, const int64_t *start,
-                 const int64_t *end) {
+/* Whether op j of an iteration is a server's update. */
+static int is_update(const struct layout *y, size_t j) {
+  return j >= ds__ps_ix_update(y, 0, 0) && j < ds__ps_ix_pull(y, 0, 0);
+}
+
+/* Async: of ops j .. j + n of iteration it, ended (start, end), rank 0's
+ * that may run inside rank 0's own step of the last iteration go to the
+ * result's before_last_rank0 (ds_ps_result; analysis/metrics.h). That
+ * step starts where rank 0's previous one ended (its forward waits for
+ * its pull), so an op of an earlier iteration that ends by then, or
+ * starts after the last step's end, is left out, and one kept is dropped
+ * as these bounds become known: the list holds GPU 0's updates of about
+ * one of rank 0's steps, whatever the lag. */
+static ds_status keep_late(struct ps_sim *s, int32_t it, size_t j, size_t n,
+                           const int64_t *start, const int64_t *end) {
   struct ds_ps_result *r = s->result;
+  int last = it == s->opt->iters - 1;
+  int64_t *bound = last ? &s->rank0_last_end_ns : &s->rank0_worker_end_ns;
+  for (size_t i = 0; i < n; i++)
+    if (s->step->ops[j + i].rank == 0 && !is_update(&s->y, j + i) && end[i] > *bound)
+      *bound = end[i];
+  if (last) return DS_OK;
+  int64_t lo = s->rank0_worker_end_ns,
+          hi = s->rank0_last_end_ns == INT64_MIN ? INT64_MAX : s->rank0_last_end_ns;
+  size_t k = 0;
+  for (size_t i = 0; i < r->n_before_last_rank0; i++) {
+    struct ds_ps_op_time t = r->before_last_rank0[i];
+    if (t.end_ns > lo && t.start_ns < hi) r->before_last_rank0[k++] = t;
+  }
+  r->n_before_last_rank0 = k;
+  for (size_t i = 0; i < n; i++) {
+    if (s->step->ops[j + i].rank != 0 || end[i] <= lo || start[i] >= hi) continue;
+    if (r->n_before_last_rank0 == s->late_cap) {
+      size_t cap = s->late_cap ? 2 * s->late_cap : 16;
+      struct ds_ps_op_time *grown = realloc(r->before_last_rank0, cap * sizeof *grown);
+      if (!grown) {
+        s->err_set = 1;
+        return ds_err_set(s->err, DS_ENOMEM, "out of memory");
+      }
+      r->before_last_rank0 = grown;
+      s->late_cap = cap;
+    }
+    r->before_last_rank0[r->n_before_last_rank0++] =
+        (struct ds_ps_op_time){j + i, start[i], end[i]};
+  }
+  return DS_OK;
+}
+
+/* Ops j .. j + n of iteration it, ended (start, end): into the result
+ * (iteration 0's and the last's times, the latest end of the others,
+ * async: rank 0's that may run in its last step, keep_late) and the
+ * block a consumer gets them from. */
+static ds_status keep(struct ps_sim *s, int32_t it, size_t j, size_t n, const int64_t *start,
+                      const int64_t *end) {
+  struct ds_ps_result *r = s->result;
+  if (s->opt->mode == DS_PS_ASYNC) DS_CHECK(keep_late(s, it, j, n, start, end));
   if (it == 0) {
     memcpy(r->first_start_ns + j, start, n * sizeof *start);
     memcpy(r->first_end_ns + j, end, n * sizeof *end);
@@ -328,6 +378,7 @@ static void keep(struct ps_sim *s, int32_t it, size_t j, size_t n, const int64_t
     memcpy(b->start + j, start, n * sizeof *start);
     memcpy(b->end + j, end, n * sizeof *end);
   }
+  return DS_OK;
 }
 
 /* Worker w has ended iteration it: each of its ops has (DS_EINTERNAL
@@ -340,12 +391,12 @@ static ds_status worker_ended(struct ps_sim *s, int32_t w, int32_t it) {
   size_t K = (size_t)y->K, u = (size_t)y->per_w;
   for (size_t i = 0; i < s->n_own; i++)
     if (end[i] < 0) return never_ran(s, it, own_op(y, async, w, i));
-  keep(s, it, ds__ps_ix_prog(y, w, 0), u, start, end);
+  DS_CHECK(keep(s, it, ds__ps_ix_prog(y, w, 0), u, start, end));
   if (async) {
-    keep(s, it, ds__ps_ix_update(y, w, 0), K, start + u, end + u);
+    DS_CHECK(keep(s, it, ds__ps_ix_update(y, w, 0), K, start + u, end + u));
     u += K;
   }
-  keep(s, it, ds__ps_ix_pull(y, w, 0), K, start + u, end + u);
+  DS_CHECK(keep(s, it, ds__ps_ix_pull(y, w, 0), K, start + u, end + u));
   s->workers_done++;
   return DS_OK;
 }
@@ -360,7 +411,7 @@ static ds_status retire(struct ps_sim *s) {
     size_t j = ds__ps_ix_update(&s->y, 0, 0);
     for (int32_t k = 0; k < s->y.K; k++)
       if (b->uend[k] < 0) return never_ran(s, it, j + (size_t)k);
-    keep(s, it, j, (size_t)s->y.K, b->ustart, b->uend);
+    DS_CHECK(keep(s, it, j, (size_t)s->y.K, b->ustart, b->uend));
   }
   if (s->opt->on_iter) {
     ds_status st = s->opt->on_iter(s->opt->on_iter_ctx, s->step, it, b->start, b->end, s->err);
@@ -437,6 +488,7 @@ ds_status ds__ps_window_init(struct ps_sim *s) {
     assert(s->step->ops[j].stream != DS_STREAM_COMPUTE);
   /* blocks are kept where an iteration's ops are needed together */
   s->track = s->opt->on_iter || s->opt->mode == DS_PS_SYNC;
+  s->rank0_worker_end_ns = s->rank0_last_end_ns = INT64_MIN;
   return DS_OK;
 }
 

@@ -493,6 +493,34 @@ Test(analyze, rank0s_window_starts_with_its_own_step) {
   cr_assert_eq(ds_metrics_rank0_last_end(t + 4, 3), DS_METRICS_NO_PREVIOUS);
 }
 
+/* The async iteration of an_async_servers_rank0_lines_are_its_own_step, by
+ * hand (us), and two ops of other iterations: u2, another worker's update
+ * on rank 0, and rank 1's forward. */
+static const struct ds_op async_ops[] = {
+    {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD, .name = "h", .bucket = -1},
+    {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+    {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
+    {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u0", .bucket = 0,
+     .root = -1},
+    {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
+    {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+    {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
+    {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
+    {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u1", .bucket = 0,
+     .root = -1},
+    {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u2", .bucket = 0,
+     .root = -1},
+    {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+};
+
+/* The iteration's nine ops with their times (ns). */
+static void async_iteration(struct ds_timed_op t[9]) {
+  static const int64_t span[9][2] = {{95000, 100000},  {100000, 140000}, {140000, 145000},
+                                     {145000, 155000}, {155000, 160000}, {150000, 280000},
+                                     {280000, 300000}, {310000, 330000}, {300000, 310000}};
+  for (int i = 0; i < 9; i++) t[i] = (struct ds_timed_op){&async_ops[i], span[i][0], span[i][1]};
+}
+
 Test(analyze, an_async_servers_rank0_lines_are_its_own_step) {
   /* An asynchronous server on rank 0, two workers, by hand (us). Rank 1,
    * the straggler, is a step behind: its previous step's push reached the
@@ -508,24 +536,8 @@ Test(analyze, an_async_servers_rank0_lines_are_its_own_step) {
    * iteration's window from rank 0's previous end (u1's, 130) held 10 of
    * f, p, u0, q and u1: 40 us, and 140 waiting. With one update (sync,
    * u1 left out) the window is the iteration's, as before. */
-  static const struct ds_op ops[] = {
-      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD, .name = "h", .bucket = -1},
-      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
-      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
-      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u0", .bucket = 0,
-       .root = -1},
-      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
-      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
-      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
-      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
-      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u1", .bucket = 0,
-       .root = -1},
-  };
-  struct ds_timed_op t[] = {{&ops[0], 95000, 100000},  {&ops[1], 100000, 140000},
-                            {&ops[2], 140000, 145000}, {&ops[3], 145000, 155000},
-                            {&ops[4], 155000, 160000}, {&ops[5], 150000, 280000},
-                            {&ops[6], 280000, 300000}, {&ops[7], 310000, 330000},
-                            {&ops[8], 300000, 310000}};
+  struct ds_timed_op t[9];
+  async_iteration(t);
   struct ds_metrics m;
   cr_assert_eq(ds_metrics_measure(t, 9, 150000, 130000, &m), DS_OK);
   double *v = m.v;
@@ -556,27 +568,9 @@ Test(analyze, another_iterations_update_inside_rank0s_own_step_counts) {
    * 0 update of another iteration after the window [200, 210), and rank
    * 1's ops of another iteration (rank 0's lines alone). The iteration's
    * own lines do not move: communication, the step's updates, iter_ms. */
-  static const struct ds_op ops[] = {
-      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD, .name = "h", .bucket = -1},
-      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
-      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
-      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u0", .bucket = 0,
-       .root = -1},
-      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
-      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
-      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
-      {.rank = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
-      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u1", .bucket = 0,
-       .root = -1},
-      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u2", .bucket = 0,
-       .root = -1},
-      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
-  };
-  struct ds_timed_op t[] = {{&ops[0], 95000, 100000},  {&ops[1], 100000, 140000},
-                            {&ops[2], 140000, 145000}, {&ops[3], 145000, 155000},
-                            {&ops[4], 155000, 160000}, {&ops[5], 150000, 280000},
-                            {&ops[6], 280000, 300000}, {&ops[7], 310000, 330000},
-                            {&ops[8], 300000, 310000}};
+  const struct ds_op *ops = async_ops;
+  struct ds_timed_op t[9];
+  async_iteration(t);
   struct ds_timed_op other[] = {{&ops[9], 92000, 102000},
                                 {&ops[9], 200000, 210000},
                                 {&ops[10], 90000, 150000}};

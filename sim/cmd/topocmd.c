@@ -119,6 +119,14 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   return DS_OK;
 }
 
+int ds__topocmd_first_of_reason(const struct ds_gpu_spec *g, int k) {
+  const char *why = g->eff_proxy[k];
+  if (why[0] == '\0') return 0;
+  for (int j = 0; j < k; j++)
+    if (strcmp(g->eff_proxy[j], why) == 0) return 0;
+  return 1;
+}
+
 /* "gpu3", "switch0", "nic2@node1", "switch0@fabric": the vertex's kind, its
  * index among the vertices of that kind in its node, and the node when there
  * are several (devices outside every node belong to the fabric). A device
@@ -201,10 +209,8 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
    * keys of one reason together (the H100's seven H200 values) */
   const char *sep = "  stand-ins  ";
   for (int k = 0; k < DS_GPU_EFF_KEYS; k++) {
+    if (!ds__topocmd_first_of_reason(g, k)) continue;
     const char *why = g->eff_proxy[k];
-    int first = why[0] != '\0';
-    for (int j = 0; j < k && first; j++) first = strcmp(g->eff_proxy[j], why) != 0;
-    if (!first) continue;
     fprintf(out, "%s%s", sep, ds_gpu_efficiency_keys[k]);
     for (int j = k + 1; j < DS_GPU_EFF_KEYS; j++)
       if (strcmp(g->eff_proxy[j], why) == 0) fprintf(out, ", %s", ds_gpu_efficiency_keys[j]);

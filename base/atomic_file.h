@@ -86,7 +86,9 @@ ds_status ds_atomic_file_finish(int commit, struct ds_err *err);
  * ds_temp_mkstemp is mkstemp that also lists the file for removal on a
  * fatal signal; ds_temp_remove unlinks and unlists it; ds_temp_untrack
  * unlists a file that was renamed into place (or that the caller removes
- * itself); ds_temp_track lists a name made otherwise. */
+ * itself); ds_temp_track lists a name made otherwise. Any number may be
+ * listed at once; ds_temp_track returns 0, or -1 with errno ENOMEM when it
+ * cannot list the file (ds_temp_mkstemp then removes it and returns -1). */
 int ds_temp_mkstemp(char *tmpl);
 /* The folder for scratch files: $TMPDIR when set and not empty, else
  * /tmp, as mkstemp(3)'s callers conventionally choose. */
@@ -95,7 +97,7 @@ const char *ds_temp_dir(void);
  * buf; -1 with errno ENAMETOOLONG when it does not fit in size. */
 int ds_temp_mkstemp_in_dir(const char *prefix, char *buf, size_t size);
 void ds_temp_remove(const char *path);
-void ds_temp_track(const char *path);
+int ds_temp_track(const char *path);
 void ds_temp_untrack(const char *path);
 
 #ifdef __cplusplus

@@ -218,10 +218,10 @@ Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
 
 /* A temporary file placed on a deferred target (gnuplot's picture) is
  * listed for signal cleanup once, not twice: 40 plots put in place and
- * committed leave the 32 slots free, so two writes after them are both
- * removed when SIGTERM comes (each place left a stale slot behind, 31 of
- * them after 40, and the second write was no longer listed and survived
- * the signal). */
+ * committed leave no listing behind, so two writes after them are both
+ * removed when SIGTERM comes (each place once left a stale slot of the
+ * then 32 behind, 31 of them after 40, and the second write was no longer
+ * listed and survived the signal). */
 Test(atomic_file, placed_temporaries_leave_no_slot_behind) {
   char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300], path2[300], pic[300];
   ds_test_make_dir(dir);
@@ -252,5 +252,38 @@ Test(atomic_file, placed_temporaries_leave_no_slot_behind) {
   cr_assert_eq(waitpid(pid, &ws, 0), pid);
   cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %d", ws);
   cr_assert_eq(ds_test_count_entries(dir), 0, "a temporary file was left behind");
+  ds_test_remove_dir(dir);
+}
+
+/* The signal cleanup has no limit on live temporary files (it once listed
+ * 32 and let the 33rd go unlisted): 40 outputs open at once, the first 5
+ * committed, then SIGTERM: the 5 targets stay and none of the 35 other
+ * "PATH.tmp.XXXXXX" files does (dir holds exactly 5 entries). */
+Test(atomic_file, more_than_32_live_temporaries_are_all_removed_on_a_signal) {
+  enum { OPEN = 40, COMMITTED = 5 };
+  char dir[] = "/tmp/ddpsim-af-XXXXXX";
+  ds_test_make_dir(dir);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    struct ds_atomic_file af[OPEN];
+    struct ds_err err = {0};
+    for (int i = 0; i < OPEN; i++) {
+      char path[320];
+      snprintf(path, sizeof path, "%s/out%02d.csv", dir, i);
+      if (ds_atomic_file_open(path, &af[i], &err) != DS_OK) _exit(3);
+      fputs("half an output", af[i].fp);
+      fflush(af[i].fp);
+    }
+    for (int i = 0; i < COMMITTED; i++)
+      if (ds_atomic_file_commit(&af[i], &err) != DS_OK) _exit(4);
+    raise(SIGTERM);
+    _exit(5);
+  }
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %d", ws);
+  cr_assert_eq(ds_test_count_entries(dir), COMMITTED,
+               "temporary files were left behind (or a committed output removed)");
   ds_test_remove_dir(dir);
 }

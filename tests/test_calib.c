@@ -667,17 +667,59 @@ Test(calib, a_gpu_name_with_quotes_round_trips) {
  * another GPU; no name is unnamed, whatever the SMs. */
 Test(calib, the_gpu_fit_is_by_name_only) {
   struct ds_gpu_spec a100 = {.name = "A100-SXM4-80GB", .sms = 108};
-  struct ds_gpu_info info = {.n_smi_names = 1, .smi_names = {"NVIDIA A100-SXM4-80GB"}};
+  struct ds_gpu_info info = {.spec = a100, .n_smi_names = 1,
+                             .smi_names = {"NVIDIA A100-SXM4-80GB"}};
+  struct ds_gpu_table table = {&info, 1};
   struct ds_calib c;
   memset(&c, 0, sizeof c);
-  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &info), DS_CALIB_GPU_UNNAMED);
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &table), DS_CALIB_GPU_UNNAMED);
   snprintf(c.gpu, sizeof c.gpu, "nvidia a100-sxm4-80gb");
-  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &info), DS_CALIB_GPU_SAME);
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &table), DS_CALIB_GPU_SAME);
   cr_assert_eq(ds_calib_gpu_fit(&c, &a100, NULL), DS_CALIB_GPU_OTHER, "no smi_names known");
   snprintf(c.gpu, sizeof c.gpu, "A100-SXM4-80GB");
   cr_assert_eq(ds_calib_gpu_fit(&c, &a100, NULL), DS_CALIB_GPU_SAME);
   snprintf(c.gpu, sizeof c.gpu, "NVIDIA H200");
-  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &info), DS_CALIB_GPU_OTHER);
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &table), DS_CALIB_GPU_OTHER);
+}
+
+/* A device name without its vendor words is the GPU whose smi name it ends
+ * (after a space, any case), on the shipped table, as the GPU table's
+ * suggestions read it (ds_gpu_table_by_device_name); words that end two
+ * GPUs' smi names, or another GPU's, never make this GPU: each GPU's
+ * names meet only its own. */
+Test(calib, a_gpu_named_without_its_vendor_words_is_that_gpu_alone) {
+  struct ds_gpu_table t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_gpu_table_load("topologies/gpus.yaml", &t, &err), DS_OK, "%s", err.msg);
+  static const struct {
+    const char *file_gpu, *topo_gpu;
+    enum ds_calib_gpu_fit want;
+  } cases[] = {
+      {"H100 80GB HBM3", "H100-SXM5-80GB", DS_CALIB_GPU_SAME},  /* "NVIDIA H100 80GB HBM3" */
+      {"h100 80gb hbm3", "H100-SXM5-80GB", DS_CALIB_GPU_SAME},
+      {"H100-SXM5-80GB", "H100-SXM5-80GB", DS_CALIB_GPU_SAME},  /* "NVIDIA H100-SXM5-80GB" */
+      {"H100 PCIe", "H100-PCIE-80GB", DS_CALIB_GPU_SAME},       /* "NVIDIA H100 PCIe" */
+      {"GeForce RTX 4090", "RTX4090-24GB", DS_CALIB_GPU_SAME},  /* "NVIDIA GeForce RTX 4090" */
+      {"RTX 4090", "RTX4090-24GB", DS_CALIB_GPU_SAME},
+      {"H100 80GB HBM3", "H200-SXM-141GB", DS_CALIB_GPU_OTHER}, /* the H100's, not the H200's */
+      {"H100 PCIe", "A100-PCIE-80GB", DS_CALIB_GPU_OTHER},
+      {"PCIe", "H100-PCIE-80GB", DS_CALIB_GPU_OTHER},  /* ends the A100's and the H100's */
+      {"PCIe", "A100-PCIE-80GB", DS_CALIB_GPU_OTHER},
+      {"B200", "GB200-186GB", DS_CALIB_GPU_OTHER},     /* "NVIDIA GB200": no space before */
+      {"H20", "H200-SXM-141GB", DS_CALIB_GPU_OTHER},   /* a whole word, not a prefix */
+      {"A10", "A100-PCIE-40GB", DS_CALIB_GPU_OTHER},
+      {"A10", "A10-24GB", DS_CALIB_GPU_SAME},          /* "NVIDIA A10" */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const struct ds_gpu_info *g = ds_gpu_table_find(&t, cases[i].topo_gpu);
+    cr_assert_not_null(g, "%s", cases[i].topo_gpu);
+    struct ds_calib c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.gpu, sizeof c.gpu, "%s", cases[i].file_gpu);
+    cr_assert_eq(ds_calib_gpu_fit(&c, &g->spec, &t), cases[i].want, "\"%s\" on %s",
+                 cases[i].file_gpu, cases[i].topo_gpu);
+  }
+  ds_gpu_table_release(&t);
 }
 
 /* ddpsim with an efficiency file on 4gpu's A100: measured where the file

@@ -293,13 +293,18 @@ Test(gconv_calib, the_gpu_name_loads_and_writes_back) {
 Test(gconv_calib, the_table_fits_only_the_gpu_it_names) {
   struct ds_gpu_spec h200 = {.name = "H200-SXM-141GB", .sms = 132, .boost_mhz = 1980};
   struct ds_gpu_spec b200 = {.name = "B200-SXM-180GB", .sms = 148};
-  struct ds_gpu_info info = {.n_smi_names = 1, .smi_names = {"NVIDIA H200"}};
+  struct ds_gpu_info info = {.spec = h200, .n_smi_names = 1, .smi_names = {"NVIDIA H200"}};
+  struct ds_gpu_table table = {&info, 1};
   struct ds_calib *c = load_ok(NAMED("nvidia h200"));
-  cr_assert_eq(ds_calib_gconv_fit(c, &h200, &info), DS_GCONV_FIT_THIS_GPU, "an smi_name");
+  cr_assert_eq(ds_calib_gconv_fit(c, &h200, &table), DS_GCONV_FIT_THIS_GPU, "an smi_name");
   cr_assert_eq(ds_calib_gconv_fit(c, &h200, NULL), DS_GCONV_FIT_SCALED,
                "no smi_names known: another name, moved by SMs x clock");
   cr_assert_eq(ds_calib_gconv_fit(c, &b200, NULL), DS_GCONV_FIT_REFUSED,
                "another GPU without boost_mhz: not applied");
+  free(c);
+  c = load_ok(NAMED("h200"));
+  cr_assert_eq(ds_calib_gconv_fit(c, &h200, &table), DS_GCONV_FIT_THIS_GPU,
+               "the smi_name without its vendor word");
   free(c);
   c = load_ok(NAMED("B200-SXM-180GB"));
   cr_assert_eq(ds_calib_gconv_fit(c, &b200, NULL), DS_GCONV_FIT_THIS_GPU, "the table's name");

@@ -100,9 +100,44 @@ Test(report_provenance, calib_path_and_whose_gpu) {
   assert_calib(GPU_CALIB("gpu: \"NVIDIA A100-SXM4-80GB\"\n"), "this_gpu");
   assert_calib(GPU_CALIB("gpu: \"NVIDIA H200\"\n"), "other_gpu");
   assert_calib(GPU_CALIB(""), "not_named");
+  /* the device name without its vendor word, as a hand-written file or
+   * another tool gives it, is still 4gpu's A100: nvidia-smi's "NVIDIA A100
+   * 80GB PCIe" less "NVIDIA " is the A100 PCIe's alone (gpu_table.c
+   * ds_gpu_table_by_device_name), so on 4gpu's SXM4 it is another GPU */
+  assert_calib(GPU_CALIB("gpu: \"A100 80GB PCIe\"\n"), "other_gpu");
   /* and a calibration changes the numbers */
   assert_column("calib", "--calib tests/data/tiny-calib.yaml", "",
                 "tests/data/tiny-calib.yaml", 1);
+}
+
+/* On dgx-h100 (H100-SXM5-80GB, nvidia-smi's "NVIDIA H100 80GB HBM3") a
+ * file naming "H100 80GB HBM3", the device's name without its vendor word,
+ * is this GPU's, as the GPU table's smi-name hint reads it: its rates are
+ * measured here, not another GPU's stand-ins, and no warning says so.
+ * "80GB HBM3" ends only the H100 SXM's smi name; "PCIe" ends two (the
+ * A100's and the H100's), so it names neither and stays another GPU. */
+static void assert_h100_calib(const char *gpu_line, const char *want_gpu, int warned) {
+  char path[64] = "/tmp/ddpsim-provcalib-XXXXXX", args[160], got[256];
+  char text[256];
+  snprintf(text, sizeof text, "schema_version: 1\n%sefficiency:\n  conv_tf32: 0.3\n"
+           "compute:\n  mem_efficiency: 0.8\n", gpu_line);
+  ds_test_write_temp(path, text);
+  snprintf(args, sizeof args, "--topo dgx-h100 --world-size 2 --format csv --calib %s", path);
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  ds_test_csv_str(r.out, "calib_gpu", 0, got, sizeof got);
+  cr_assert_str_eq(got, want_gpu, "%s", text);
+  cr_assert_eq(strstr(r.err, "key 'gpu': measured on") != NULL, warned, "%s", r.err);
+  ds_test_release(&r);
+  unlink(path);
+}
+
+Test(report_provenance, calib_gpu_without_vendor_words) {
+  assert_h100_calib("gpu: \"NVIDIA H100 80GB HBM3\"\n", "this_gpu", 0);
+  assert_h100_calib("gpu: \"H100 80GB HBM3\"\n", "this_gpu", 0);
+  assert_h100_calib("gpu: \"h100 80gb hbm3\"\n", "this_gpu", 0);
+  assert_h100_calib("gpu: \"PCIe\"\n", "other_gpu", 1);
+  assert_h100_calib("gpu: \"H100 PCIe\"\n", "other_gpu", 1);
 }
 
 /* --nccl-extra none drops the launch and slice syncs NCCL's model leaves

@@ -73,14 +73,15 @@
  *                             # bench/torch_ddp_host.py --calib-out)
  *
  * gpu: ddpsim calls the file's efficiencies measured only on the GPU it
- * names (the topology's GPU name or one of its smi_names, sim/train/calib.h
+ * names (the topology's GPU name, one of its smi_names, or such a name
+ * without its vendor words where no other GPU's ends so, sim/train/calib.h
  * ds_calib_gpu_fit); on another GPU they stand in, labelled so, and a file
  * without it is said to name none.
  *
  * grouped_conv: every key but gpu required. gpu: the measured GPU's name
  * as the CUDA device (and nvidia-smi) reports it; ddpsim applies the table
- * as measured only on that GPU (the topology's GPU name or one of its
- * smi_names, sim/train/calib.h ds_calib_gconv_fit), and on a file without
+ * as measured only on that GPU (named as for the efficiencies,
+ * sim/train/calib.h ds_calib_gconv_fit), and on a file without
  * it only where the SM counts agree. entries: 1 to DS_GCONV_MAX_ENTRIES
  * mappings, each with every key: mode fp32 | tf32 | half | half_nhwc (the
  * math the convolution ran in: FP32, TF32, half precision NCHW or

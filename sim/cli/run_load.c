@@ -61,8 +61,8 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
                                   struct ds_err *err) {
   const struct ds_gpu_spec *g = &ld->topo->gpu;
   struct ds_gpu_table table;
-  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
-  enum ds_gconv_fit fit = ds_calib_gconv_fit(ld->calib, g, ds_gpu_table_find(&table, g->name));
+  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for the smi_names */
+  enum ds_gconv_fit fit = ds_calib_gconv_fit(ld->calib, g, &table);
   ds_gpu_table_release(&table);
   char measured_on[160];
   const char *named = ld->calib->gconv_gpu;
@@ -146,16 +146,15 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_list, const
   const char *intf_path = intf_file >= 0 ? src->files[intf_file] : calib_list;
   const struct ds_gpu_spec *g = &ld->topo->gpu;
   struct ds_gpu_table table;
-  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
-  p->calib_gpu_fit = ds_calib_gpu_fit(c, g, ds_gpu_table_find(&table, g->name));
+  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for the smi_names */
+  p->calib_gpu_fit = ds_calib_gpu_fit(c, g, &table);
   /* the GPU measured: this one, or the one the file names (its SMs where
    * the table knows it, else 0: unchecked) */
   int32_t sms = g->sms;
   const char *measured = g->name;
   if (p->calib_gpu_fit == DS_CALIB_GPU_OTHER) {
     /* the table's name for the file's device name, where the table has it */
-    const struct ds_gpu_info *named = ds_gpu_table_find(&table, c->gpu);
-    if (!named) named = ds_gpu_table_by_smi_name(&table, c->gpu);
+    const struct ds_gpu_info *named = ds_gpu_table_by_device_name(&table, c->gpu);
     sms = named ? named->spec.sms : 0;
     measured = named ? named->spec.name : c->gpu;
     ds_textout_printable(measured, p->calib_gpu, sizeof p->calib_gpu);

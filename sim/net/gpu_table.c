@@ -560,6 +560,14 @@ static const struct ds_gpu_info *by_smi_name_tail(const struct ds_gpu_table *t,
   return found;
 }
 
+const struct ds_gpu_info *ds_gpu_table_by_device_name(const struct ds_gpu_table *t,
+                                                      const char *name) {
+  const struct ds_gpu_info *g = ds_gpu_table_find(t, name);
+  if (!g) g = ds_gpu_table_by_smi_name(t, name);
+  if (!g) g = by_smi_name_tail(t, name);
+  return g;
+}
+
 void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *buf,
                           size_t cap) {
   buf[0] = '\0';
@@ -573,8 +581,9 @@ void ds_gpu_table_suggest(const struct ds_gpu_table *t, const char *name, char *
    * holding it, or a typo's nearest */
   char near[192];
   enum ds_cli_suggest_kind kind = ds_cli_suggest(name, names, near, sizeof near);
-  const struct ds_gpu_info *smi = ds_gpu_table_by_smi_name(t, name);
-  if (!smi) smi = by_smi_name_tail(t, name);
+  /* name is no table name here (ds_gpu_table_lookup's miss), so this
+   * finds nvidia-smi's name, whole or without its vendor words */
+  const struct ds_gpu_info *smi = ds_gpu_table_by_device_name(t, name);
   if (kind != DS_CLI_SUGGEST_BEGINS && smi)
     snprintf(buf, cap, "did you mean %s, nvidia-smi's name for it? ", smi->spec.name);
   else if (kind != DS_CLI_SUGGEST_NONE &&

@@ -340,28 +340,28 @@ void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out) 
 }
 
 /* Whether a file's GPU name is g: the device's name (cudaDeviceProp.name,
- * which nvidia-smi prints too) against the table's name and its smi_names,
- * as `topo import` matches them (ds_gpu_table_by_smi_name: exact, case
- * insensitive). */
+ * which nvidia-smi prints too) is g's table name (case ignored), or means
+ * g in the GPU table as its smi-name hints read it: one of g's smi_names,
+ * or their words without the vendor's ("H100 80GB HBM3"), where they end
+ * no other GPU's (ds_gpu_table_by_device_name, the one rule for both). */
 static int names_gpu(const char *name, const struct ds_gpu_spec *g,
-                     const struct ds_gpu_info *info) {
-  int same = strcasecmp(name, g->name) == 0;
-  for (int32_t k = 0; info && k < info->n_smi_names; k++)
-    if (strcasecmp(name, info->smi_names[k]) == 0) same = 1;
-  return same;
+                     const struct ds_gpu_table *table) {
+  if (strcasecmp(name, g->name) == 0) return 1;
+  const struct ds_gpu_info *named = table ? ds_gpu_table_by_device_name(table, name) : NULL;
+  return named && strcmp(named->spec.name, g->name) == 0;
 }
 
 enum ds_calib_gpu_fit ds_calib_gpu_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
-                                       const struct ds_gpu_info *info) {
+                                       const struct ds_gpu_table *table) {
   if (!c->gpu[0]) return DS_CALIB_GPU_UNNAMED;
-  return names_gpu(c->gpu, g, info) ? DS_CALIB_GPU_SAME : DS_CALIB_GPU_OTHER;
+  return names_gpu(c->gpu, g, table) ? DS_CALIB_GPU_SAME : DS_CALIB_GPU_OTHER;
 }
 
 enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
-                                     const struct ds_gpu_info *info) {
+                                     const struct ds_gpu_table *table) {
   int same;
   if (c->gconv_gpu[0]) {
-    same = names_gpu(c->gconv_gpu, g, info);
+    same = names_gpu(c->gconv_gpu, g, table);
   } else {
     /* an older file names no GPU: another SM count is another GPU */
     same = g->sms > 0 && g->sms == c->gconv_sms;

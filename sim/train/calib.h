@@ -122,17 +122,19 @@ void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out);
 ds_status ds_calib_check_interference(const struct ds_calib *c, const char *path, int32_t sms,
                                       const char *gpu, struct ds_err *err);
 
-/* Whether the file's top-level gpu names g (info: its GPU table entry, for
- * its smi_names; NULL: none known): the GPU's name or one of its
- * smi_names, case insensitive (enum in sim/net/topo.h). */
+/* Whether the file's top-level gpu names g (table: the GPU table g comes
+ * from, for the names its smi_names give; NULL: none known): g's name,
+ * case insensitive, or a name the table reads as g's alone
+ * (ds_gpu_table_by_device_name: one of its smi_names, or one without its
+ * vendor words) (enum in sim/net/topo.h). */
 enum ds_calib_gpu_fit ds_calib_gpu_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
-                                       const struct ds_gpu_info *info);
+                                       const struct ds_gpu_table *table);
 
-/* How the file's grouped_conv table reaches the topology's GPU g (info:
- * its GPU table entry, for its smi_names; NULL: none known). */
+/* How the file's grouped_conv table reaches the topology's GPU g (table:
+ * as ds_calib_gpu_fit's). */
 enum ds_gconv_fit {
-  /* the GPU it was measured on: the file's gpu is g's name or one of its
-   * smi_names (case insensitive), or, a file without gpu, the same SMs */
+  /* the GPU it was measured on: the file's gpu names g as ds_calib_gpu_fit
+   * reads it, or, a file without gpu, the same SMs */
   DS_GCONV_FIT_THIS_GPU,
   /* another GPU, g's SMs and boost clock known: the table's SM cycles on
    * them, as the built-in H200 table's */
@@ -141,7 +143,7 @@ enum ds_gconv_fit {
   DS_GCONV_FIT_REFUSED
 };
 enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
-                                     const struct ds_gpu_info *info);
+                                     const struct ds_gpu_table *table);
 
 #ifdef __cplusplus
 }

@@ -92,6 +92,26 @@ Test(topo, every_shipped_topology_loads) {
   }
 }
 
+Test(topo, cpu_2rank_takes_its_cpu_rank_from_the_table_beside_it) {
+  /* docs/topologies.md, "CPU ranks under MPI": the entry comes from
+   * topologies/cpu/gpus.yaml (no arch: NCCL's model has no row, so
+   * all-reduces run the plain ring), the links are the fit of
+   * bench/cpu_allreduce.sh its comments cite: 1.021 GB/s, 3.65 us. */
+  struct ds_topo *t = load_ok("topologies/cpu/cpu-2rank.yaml");
+  cr_assert_eq(t->n_gpus, 2);
+  cr_assert_str_eq(t->gpu.name, "CPU-rank");
+  cr_assert_str_eq(t->gpu.arch, "");
+  cr_assert_eq(t->gpu.boost_mhz, 0);
+  cr_assert_float_eq(t->gpu.fp32_flops_per_s, 2.4e9, 1);
+  int32_t links[16];
+  cr_assert_eq(route(t, 0, 1, links), 2); /* rank -> switch -> rank */
+  for (int k = 0; k < 2; k++) {
+    cr_assert_float_eq(t->links[links[k]].bw_bytes_per_s, 1.021e9, 1);
+    cr_assert_float_eq(t->links[links[k]].lat_ns, 3650, 1e-6);
+  }
+  ds_topo_free(t);
+}
+
 /* Writes text to a temporary file and loads it with the test GPU table;
  * returns the status and leaves the message in err. */
 static ds_status load_text(const char *text, struct ds_err *err, char *path) {

@@ -162,16 +162,28 @@ void ds__topocmd_vertex_label(const struct ds_topo *t, int32_t v, int printable,
     snprintf(buf, cap, "%s%d", ds_vertex_kind_name(t->vertex_kind[v]), idx);
 }
 
+/* TFLOP/s with one decimal, as every GPU's; a rate that would print 0.0
+ * but is not 0 (a CPU rank's GFLOP/s, topologies/cpu/gpus.yaml) with two
+ * significant digits instead, so a measured rate never reads as none. */
+static const char *tflops_text(double flops_per_s, char *buf, size_t cap) {
+  double tflops = flops_per_s / 1e12;
+  snprintf(buf, cap, tflops > 0 && tflops < 0.05 ? "%.2g" : "%.1f", tflops);
+  return buf;
+}
+
 static void print_gpu(FILE *out, const struct ds_topo *t) {
   const struct ds_gpu_spec *g = &t->gpu;
+  char rates[4][32];
   /* "memory": the table knows its bandwidth, not whether it is HBM or
    * GDDR (an L40S's GDDR6) */
   fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.1f GiB, memory %.0f GB/s\n",
           g->name, t->n_gpus, t->n_nodes, t->n_nodes == 1 ? "" : "s", t->gpus_per_node,
           g->sms, g->mem_bytes / DS_UNITS_GIB, g->mem_bw_bytes_per_s / 1e9);
-  fprintf(out, "             dense TFLOP/s: fp32 %.1f, tf32 %.1f, fp16 %.1f, bf16 %.1f\n",
-          g->fp32_flops_per_s / 1e12, g->tf32_flops_per_s / 1e12,
-          g->fp16_flops_per_s / 1e12, g->bf16_flops_per_s / 1e12);
+  fprintf(out, "             dense TFLOP/s: fp32 %s, tf32 %s, fp16 %s, bf16 %s\n",
+          tflops_text(g->fp32_flops_per_s, rates[0], sizeof rates[0]),
+          tflops_text(g->tf32_flops_per_s, rates[1], sizeof rates[1]),
+          tflops_text(g->fp16_flops_per_s, rates[2], sizeof rates[2]),
+          tflops_text(g->bf16_flops_per_s, rates[3], sizeof rates[3]));
   const struct ds_compute_params *c = &t->compute;
   fprintf(out, "  compute    flops_efficiency %g, mem_efficiency %g, kernel_overhead %g us, "
           "fp32 math %s, comm_interference %g (an extra factor: NCCL's kernels slow compute "

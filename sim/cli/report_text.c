@@ -152,13 +152,19 @@ static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
           (int)r->n_nccl_runs, r->nccl_calls_unlisted > 0 ? " or more" : "");
 }
 
+/* A bucket's size in MiB, after `sep`: two decimals, or two significant
+ * digits under a hundredth, which two decimals print as 0.00 (PyTorch
+ * 1.4's first bucket can hold fc.bias alone, 4000 B: 0.0038). */
+static void print_bucket_mib(FILE *fp, const char *sep, double bytes) {
+  double mib = bytes / DS_UNITS_MIB;
+  fprintf(fp, "%s %.2f", sep, mib);
+}
+
 static void print_buckets(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "  buckets            %d:", r->n_buckets);
   int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
-  for (int32_t b = 0; b < shown; b++)
-    fprintf(fp, "%s %.2f", b ? "," : "", r->bucket_bytes[b] / DS_UNITS_MIB);
-  if (shown < r->n_buckets)
-    fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / DS_UNITS_MIB);
+  for (int32_t b = 0; b < shown; b++) print_bucket_mib(fp, b ? "," : "", r->bucket_bytes[b]);
+  if (shown < r->n_buckets) print_bucket_mib(fp, ", ...", r->bucket_bytes[r->n_buckets - 1]);
   fputs(" MiB\n", fp);
   if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
   print_nccl_calls(fp, r);
@@ -299,6 +305,14 @@ static void print_interference(FILE *fp, const struct ds_summary *r) {
             r->interference_ms);
 }
 
+/* Samples per second and the speedup over a healthy single GPU at the
+ * same per-GPU batch (run.c fill_speedups): the CSV's samples_per_s and
+ * speedup_vs_single, on every block, DDP's alone and the strategies'. */
+static void print_throughput(FILE *fp, const struct ds_summary *r) {
+  fprintf(fp, "  throughput     %10.1f samples/s  (%.3f x single at batch %lld)\n",
+          r->samples_per_s, r->speedup_vs_single, (long long)r->batch_per_gpu);
+}
+
 /* One row of a run that is not DDP alone (--strategy with other names). */
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
@@ -364,8 +378,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "  staleness      %10.3f mean, %lld max  (updates applied between a "
                 "worker's pull and its gradient's)\n", r->staleness_mean,
             (long long)r->staleness_max);
-  fprintf(fp, "  throughput     %10.1f samples/s  (%.3f x single at batch %lld)\n",
-          r->samples_per_s, r->speedup_vs_single, (long long)r->batch_per_gpu);
+  print_throughput(fp, r);
   if (r->has_dp_mem) {
     fputs("  peak memory\n", fp);
     print_dp_gpu(fp, "GPU 0", &r->dp_mem.gpu0);
@@ -631,10 +644,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
     print_gpu_time(fp, r);
     print_buckets(fp, r);
-    /* a sweep that changes the work of an iteration is ranked per sample:
-     * each block's throughput (as the strategies' blocks print it) */
-    if (vary_world || vary_batch || vary_sync)
-      fprintf(fp, "  throughput     %10.1f samples/s\n", r->samples_per_s);
+    print_throughput(fp, r);
     print_memory(fp, r);
   }
 }

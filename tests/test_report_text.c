@@ -2,11 +2,13 @@
  * What the text report (sim/cli/report_text.c) says against the CSV of the
  * same run: every block's throughput line holds the CSV's samples_per_s
  * and speedup_vs_single (DDP's one-configuration block and a sweep's
- * blocks too, not only the strategies'). End-to-end: $DDPSIM_BIN (the
+ * blocks too, not only the strategies'), and a bucket too small for two
+ * decimals of MiB is not printed as 0.00. End-to-end: $DDPSIM_BIN (the
  * sanitizer build in `make test`), else build/asan/ddpsim.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/support.h"
@@ -58,4 +60,36 @@ Test(report_text, a_sweeps_blocks_print_the_csvs_throughput_and_speedup) {
    * (ranked per sample) printed samples/s alone */
   throughput_as_csv(TINY "--bucket-mb 1,25", 2);
   throughput_as_csv(TINY "--batch 1,2", 2);
+}
+
+/* Where the text's bucket list starts: after "  buckets  N:". */
+static const char *bucket_list(const char *text) {
+  const char *p = strstr(text, "\n  buckets ");
+  cr_assert_not_null(p, "%s", text);
+  p = strchr(p, ':');
+  cr_assert_not_null(p, "%s", text);
+  return p + 1;
+}
+
+Test(report_text, a_bucket_under_a_hundredth_of_a_mib_is_not_printed_as_zero) {
+  /* PyTorch 1.4's 1 MiB first bucket closes after fc.bias alone, 1000
+   * floats, 4000 B = 0.0038 MiB; the CSV's bucket_mib holds it to six
+   * decimals, the text to two significant digits, not as 0.00 */
+  const char *args = "--topo 4gpu --pytorch-version 1.4 --bucket-mb 5";
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "%s --format csv", args);
+  struct ds_test_result csv = ds_test_cli_ok(cmd);
+  char mib[4096];
+  ds_test_csv_str(csv.out, "bucket_mib", 0, mib, sizeof mib);
+  double first = strtod(mib, NULL);
+  cr_assert(first > 0 && first < 0.005, "the case: a first bucket that rounds to 0.00: %s", mib);
+  struct ds_test_result text = ds_test_cli_ok(args);
+  const char *list = bucket_list(text.out);
+  double shown = strtod(list, NULL);
+  cr_assert(shown > 0, "printed as zero: %.40s", list);
+  cr_assert_float_eq(shown, first, first * 0.02, "%g against the CSV's %g", shown, first);
+  /* the larger ones keep their two decimals */
+  cr_assert(strstr(list, ", 11.83, "), "%.80s", list);
+  ds_test_release(&csv);
+  ds_test_release(&text);
 }

@@ -157,7 +157,7 @@ static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
  * 1.4's first bucket can hold fc.bias alone, 4000 B: 0.0038). */
 static void print_bucket_mib(FILE *fp, const char *sep, double bytes) {
   double mib = bytes / DS_UNITS_MIB;
-  fprintf(fp, "%s %.2f", sep, mib);
+  fprintf(fp, mib > 0 && mib < 0.01 ? "%s %.2g" : "%s %.2f", sep, mib);
 }
 
 static void print_buckets(FILE *fp, const struct ds_summary *r) {

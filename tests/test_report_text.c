@@ -3,7 +3,8 @@
  * same run: every block's throughput line holds the CSV's samples_per_s
  * and speedup_vs_single (DDP's one-configuration block and a sweep's
  * blocks too, not only the strategies'), and a bucket too small for two
- * decimals of MiB is not printed as 0.00. End-to-end: $DDPSIM_BIN (the
+ * decimals of MiB is not printed as 0.00; --loop free says whether its
+ * reported iteration is steady. End-to-end: $DDPSIM_BIN (the
  * sanitizer build in `make test`), else build/asan/ddpsim.
  */
 #include <criterion/criterion.h>
@@ -92,4 +93,52 @@ Test(report_text, a_bucket_under_a_hundredth_of_a_mib_is_not_printed_as_zero) {
   cr_assert(strstr(list, ", 11.83, "), "%.80s", list);
   ds_test_release(&csv);
   ds_test_release(&text);
+}
+
+/* `args`' CSV iter_ms, to the text's three decimals. */
+static void iter_ms_text(const char *args, char *buf, size_t cap) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "%s --format csv", args);
+  struct ds_test_result csv = ds_test_cli_ok(cmd);
+  snprintf(buf, cap, "%.3f", ds_test_csv_num(csv.out, "iter_ms", 0));
+  ds_test_release(&csv);
+}
+
+Test(report_text, loop_free_says_whether_the_reported_iteration_is_steady) {
+  /* --loop free carries the host's lead over the GPU into the next
+   * iteration. At --host-scale 1.15 on 4gpu the host is the slower, and
+   * the lead that iteration 0's GPU work leaves drains: iterations 2 to 8
+   * take the same time, 9 more, as the lead runs out. Iteration k's period
+   * in a longer run is the reported one of a run of k + 1 iterations (the
+   * simulation does not look ahead), so the line's number is that run's. */
+  char iter8[32], expect[160];
+  iter_ms_text("--topo 4gpu --loop free --host-scale 1.15 --iters 9", iter8, sizeof iter8);
+  snprintf(expect, sizeof expect, "\n    loop free    not yet steady: iteration 8 took %s ms;",
+           iter8);
+  struct ds_test_result r = ds_test_cli_ok("--topo 4gpu --loop free --host-scale 1.15 --iters 10");
+  cr_assert(strstr(r.out, expect), "'%s' not in:\n%s", expect + 1, r.out);
+  ds_test_release(&r);
+  /* the equal pair before it: said, and not called steady */
+  r = ds_test_cli_ok("--topo 4gpu --loop free --host-scale 1.15 --iters 9");
+  cr_assert(strstr(r.out, "\n    loop free    iteration 7 took the same; the host's lead over "
+                          "the GPU carries into the next iteration and can move a later one"),
+            "%s", r.out);
+  ds_test_release(&r);
+  /* --iters 2 (the default): iteration 1 follows iteration 0, which starts
+   * with no lead, and nothing compares; both strategies' blocks say so */
+  r = ds_test_cli_ok("--topo 4gpu --loop free --strategy single,ddp");
+  const char *unchecked = "\n    loop free    not checked for a steady period: iteration 0 "
+                          "starts with no host lead and iteration 1 carries its; --iters 3";
+  const char *first = strstr(r.out, unchecked);
+  cr_assert(first && strstr(first + 1, unchecked), "twice: %s", r.out);
+  ds_test_release(&r);
+  /* --jitter's iterations differ by their draws: no comparison */
+  r = ds_test_cli_ok("--topo 4gpu --loop free --iters 4 --jitter 0.05");
+  cr_assert(strstr(r.out, "\n    loop free    not checked for a steady period: --jitter draws "
+                          "every iteration's times anew\n"), "%s", r.out);
+  ds_test_release(&r);
+  /* --loop sync waits for the step every iteration: no line */
+  r = ds_test_cli_ok("--topo 4gpu --strategy single,ddp");
+  cr_assert_null(strstr(r.out, "loop free"), "%s", r.out);
+  ds_test_release(&r);
 }

@@ -291,6 +291,35 @@ static void print_quantiles(FILE *fp, const struct ds_summary *r) {
                 "p50/p95/p99)\n", r->jitter_cv);
 }
 
+/* --loop free (report.h free_loop): whether the reported iteration is
+ * steady, which a fixed count of iterations cannot promise. The host runs
+ * ahead of the GPU, and its lead carries from one iteration into the
+ * next: it drains or grows by the difference of the host's and the GPU's
+ * periods each iteration, so the period can change after many equal ones
+ * (4gpu at --host-scale 1.15: 32.626 ms from iteration 2 to 8, 32.678 at
+ * 9, 32.711 from 10, as the lead runs out). Compared
+ * with the iteration before to the printed microsecond; iteration 0
+ * starts with no lead, so --iters 2 cannot compare, nor can --jitter's
+ * iterations, each with times of its own. */
+static void print_loop_steadiness(FILE *fp, const struct ds_summary *r) {
+  if (!r->free_loop) return;
+  if (r->has_quantiles && r->jitter_cv > 0) /* each iteration's own draws */
+    fputs("    loop free    not checked for a steady period: --jitter draws every iteration's "
+          "times anew\n", fp);
+  else if (r->prev_iter_ms < 0)
+    fprintf(fp, "    loop free    not checked for a steady period: iteration 0 starts with no "
+                "host lead and iteration %d carries its; --iters 3 or more compares the last "
+                "two\n", r->reported_iter);
+  else if (fabs(r->iter_ms - r->prev_iter_ms) >= 0.0005)
+    fprintf(fp, "    loop free    not yet steady: iteration %d took %.3f ms; the host's lead over "
+                "the GPU, carried from one iteration into the next, still moves the period "
+                "(more --iters)\n", r->reported_iter - 1, r->prev_iter_ms);
+  else
+    fprintf(fp, "    loop free    iteration %d took the same; the host's lead over the GPU "
+                "carries into the next iteration and can move a later one (more --iters to "
+                "confirm)\n", r->reported_iter - 1);
+}
+
 /* The time NCCL's kernels beside rank 0's compute kernels added to them
  * (interference.h), part of forward, backward and optimizer above; printed
  * where it shows (the plain algorithms hold nothing), and under ps, which
@@ -352,6 +381,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
                 "of iteration 0 to the last; throughput from these)\n",
             r->worker_step_min_ms, r->worker_step_max_ms);
   print_quantiles(fp, r);
+  print_loop_steadiness(fp, r);
   fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
@@ -633,6 +663,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     print_uneven_note(fp, r);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
     print_quantiles(fp, r);
+    print_loop_steadiness(fp, r);
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
     fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));

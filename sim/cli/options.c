@@ -189,7 +189,8 @@ static const char usage_ddp[] =
     "  --loop sync|free       the training loop (single, ddp): sync (default) waits for\n"
     "                         the GPU's optimizer step every iteration (loss.item()); free\n"
     "                         never syncs, the host starts the next iteration after the\n"
-    "                         step's host work\n"
+    "                         step's host work; its lead carries over, and the text\n"
+    "                         says whether the period is steady (--iters 3 or more)\n"
   "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
   "                         casts), powersgd:RANK (docs/strategies.md)\n"
     ;

@@ -68,6 +68,14 @@ struct ds_summary {
   int32_t iters;
   int32_t reported_iter;
   double first_iter_ms;
+  /* --loop free carries the host's lead over the GPU from one iteration
+   * into the next, so the reported iteration need not be steady: free_loop
+   * 1 there, and prev_iter_ms the iteration before the reported one when
+   * that is not iteration 0 (which starts with no lead), else -1 (--iters
+   * 2). 0 and 0 under --loop sync, which waits for the step every
+   * iteration. */
+  int free_loop;
+  double prev_iter_ms;
   double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
   double overlap_pct, gpu_busy_ms, host_exposed_ms;
   /* rank0_own_step: rank 0's lines (gpu_busy_ms, host_exposed_ms,

@@ -152,13 +152,19 @@ static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
           (int)r->n_nccl_runs, r->nccl_calls_unlisted > 0 ? " or more" : "");
 }
 
+/* A bucket's size in MiB, after `sep`: two decimals, or two significant
+ * digits under a hundredth, which two decimals print as 0.00 (PyTorch
+ * 1.4's first bucket can hold fc.bias alone, 4000 B: 0.0038). */
+static void print_bucket_mib(FILE *fp, const char *sep, double bytes) {
+  double mib = bytes / DS_UNITS_MIB;
+  fprintf(fp, mib > 0 && mib < 0.01 ? "%s %.2g" : "%s %.2f", sep, mib);
+}
+
 static void print_buckets(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "  buckets            %d:", r->n_buckets);
   int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
-  for (int32_t b = 0; b < shown; b++)
-    fprintf(fp, "%s %.2f", b ? "," : "", r->bucket_bytes[b] / DS_UNITS_MIB);
-  if (shown < r->n_buckets)
-    fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / DS_UNITS_MIB);
+  for (int32_t b = 0; b < shown; b++) print_bucket_mib(fp, b ? "," : "", r->bucket_bytes[b]);
+  if (shown < r->n_buckets) print_bucket_mib(fp, ", ...", r->bucket_bytes[r->n_buckets - 1]);
   fputs(" MiB\n", fp);
   if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
   print_nccl_calls(fp, r);
@@ -285,6 +291,35 @@ static void print_quantiles(FILE *fp, const struct ds_summary *r) {
                 "p50/p95/p99)\n", r->jitter_cv);
 }
 
+/* --loop free (report.h free_loop): whether the reported iteration is
+ * steady, which a fixed count of iterations cannot promise. The host runs
+ * ahead of the GPU, and its lead carries from one iteration into the
+ * next: it drains or grows by the difference of the host's and the GPU's
+ * periods each iteration, so the period can change after many equal ones
+ * (4gpu at --host-scale 1.15: 32.626 ms from iteration 2 to 8, 32.678 at
+ * 9, 32.711 from 10, as the lead runs out). Compared
+ * with the iteration before to the printed microsecond; iteration 0
+ * starts with no lead, so --iters 2 cannot compare, nor can --jitter's
+ * iterations, each with times of its own. */
+static void print_loop_steadiness(FILE *fp, const struct ds_summary *r) {
+  if (!r->free_loop) return;
+  if (r->has_quantiles && r->jitter_cv > 0) /* each iteration's own draws */
+    fputs("    loop free    not checked for a steady period: --jitter draws every iteration's "
+          "times anew\n", fp);
+  else if (r->prev_iter_ms < 0)
+    fprintf(fp, "    loop free    not checked for a steady period: iteration 0 starts with no "
+                "host lead and iteration %d carries its; --iters 3 or more compares the last "
+                "two\n", r->reported_iter);
+  else if (fabs(r->iter_ms - r->prev_iter_ms) >= 0.0005)
+    fprintf(fp, "    loop free    not yet steady: iteration %d took %.3f ms; the host's lead over "
+                "the GPU, carried from one iteration into the next, still moves the period "
+                "(more --iters)\n", r->reported_iter - 1, r->prev_iter_ms);
+  else
+    fprintf(fp, "    loop free    iteration %d took the same; the host's lead over the GPU "
+                "carries into the next iteration and can move a later one (more --iters to "
+                "confirm)\n", r->reported_iter - 1);
+}
+
 /* The time NCCL's kernels beside rank 0's compute kernels added to them
  * (interference.h), part of forward, backward and optimizer above; printed
  * where it shows (the plain algorithms hold nothing), and under ps, which
@@ -297,6 +332,14 @@ static void print_interference(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "    interference %10.3f ms  (rank 0's kernels slowed beside NCCL's: their time "
                 "less their time alone, within the three above; docs/architecture.md)\n",
             r->interference_ms);
+}
+
+/* Samples per second and the speedup over a healthy single GPU at the
+ * same per-GPU batch (run.c fill_speedups): the CSV's samples_per_s and
+ * speedup_vs_single, on every block, DDP's alone and the strategies'. */
+static void print_throughput(FILE *fp, const struct ds_summary *r) {
+  fprintf(fp, "  throughput     %10.1f samples/s  (%.3f x single at batch %lld)\n",
+          r->samples_per_s, r->speedup_vs_single, (long long)r->batch_per_gpu);
 }
 
 /* One row of a run that is not DDP alone (--strategy with other names). */
@@ -338,6 +381,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
                 "of iteration 0 to the last; throughput from these)\n",
             r->worker_step_min_ms, r->worker_step_max_ms);
   print_quantiles(fp, r);
+  print_loop_steadiness(fp, r);
   fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
@@ -364,8 +408,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "  staleness      %10.3f mean, %lld max  (updates applied between a "
                 "worker's pull and its gradient's)\n", r->staleness_mean,
             (long long)r->staleness_max);
-  fprintf(fp, "  throughput     %10.1f samples/s  (%.3f x single at batch %lld)\n",
-          r->samples_per_s, r->speedup_vs_single, (long long)r->batch_per_gpu);
+  print_throughput(fp, r);
   if (r->has_dp_mem) {
     fputs("  peak memory\n", fp);
     print_dp_gpu(fp, "GPU 0", &r->dp_mem.gpu0);
@@ -620,6 +663,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     print_uneven_note(fp, r);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
     print_quantiles(fp, r);
+    print_loop_steadiness(fp, r);
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
     fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
@@ -631,10 +675,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
     print_gpu_time(fp, r);
     print_buckets(fp, r);
-    /* a sweep that changes the work of an iteration is ranked per sample:
-     * each block's throughput (as the strategies' blocks print it) */
-    if (vary_world || vary_batch || vary_sync)
-      fprintf(fp, "  throughput     %10.1f samples/s\n", r->samples_per_s);
+    print_throughput(fp, r);
     print_memory(fp, r);
   }
 }

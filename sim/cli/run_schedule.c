@@ -322,6 +322,16 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
     DS_CHECK_GOTO(ds_report_measure_shared(&tm, iter_block[last], iter_block[n_it], sum), st,
                   oom);
     sum->first_iter_ms = first_sum.iter_ms;
+    if (o->free_loop) { /* report.h free_loop: the iteration before, to compare */
+      struct ds_summary prev_sum = {0};
+      sum->free_loop = 1;
+      sum->prev_iter_ms = -1;
+      if (last >= 2) {
+        DS_CHECK_GOTO(ds_report_measure_shared(&tm, iter_block[last - 1], iter_block[last],
+                                               &prev_sum), st, oom);
+        sum->prev_iter_ms = prev_sum.iter_ms;
+      }
+    }
     if (outputs) {
       /* the trace's rows need every rank's ops: the template is them when
        * every block has one rank, else they are expanded (O(ops x ranks),

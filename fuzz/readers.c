@@ -667,7 +667,7 @@ static void run_calib(const uint8_t *data, size_t size) {
   struct ds_calib_sources src;
   struct ds_err err = {0};
   if (ok && c && one) {
-    ds_status st = ds_calib_load_files(names, n, c, &src, &err);
+    ds_status st = ds_calib_load_files(names, n, NULL, c, &src, &err);
     const char *named = NULL;
     for (int32_t i = 0; i < n && !named; i++)
       if (strstr(err.msg, names[i])) named = names[i];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/net/gpu_table.h"
 #include "sim/train/calib.h"
 #include "tests/support.h"
 
@@ -71,7 +72,7 @@ Test(calib_merge, three_files_give_what_one_file_of_their_keys_gives) {
   struct ds_calib *merged = malloc(sizeof *merged), *one = malloc(sizeof *one);
   struct ds_calib_sources src;
   struct ds_err err = {0};
-  cr_assert_eq(ds_calib_load_files(paths, 3, merged, &src, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_calib_load_files(paths, 3, NULL, merged, &src, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(ds_calib_load(whole, one, &err), DS_OK, "%s", err.msg);
   /* the same struct, field for field: the same keys, values and GPU */
   cr_assert_eq(memcmp(merged, one, sizeof *one), 0);
@@ -106,7 +107,7 @@ Test(calib_merge, three_files_give_what_one_file_of_their_keys_gives) {
            paths[0], paths[1], paths[2]);
   cr_assert_str_eq(line, want);
   /* one file alone: what ds_calib_load reads, every key its own */
-  cr_assert_eq(ds_calib_load_files(&whole, 1, merged, &src, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_calib_load_files(&whole, 1, NULL, merged, &src, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(memcmp(merged, one, sizeof *one), 0);
   cr_assert_eq(src.file[DS_CALIB_KEY_HOST_DDP_ITER], 0);
   cr_assert_eq(src.line[DS_CALIB_KEY_HOST_DDP_ITER], 15);
@@ -115,18 +116,24 @@ Test(calib_merge, three_files_give_what_one_file_of_their_keys_gives) {
   free(one);
 }
 
-/* ds_calib_load_files on texts a and b: its status, message in err. */
+/* ds_calib_load_files on texts a and b, the GPU names read with the
+ * shipped GPU table (ddpsim's run passes the topology's): its status,
+ * message in err. */
 static ds_status merge_two(const char *a, const char *b, struct ds_err *err, char pa[64],
                            char pb[64]) {
   struct files f = {0};
   const char *paths[2] = {add(&f, a), add(&f, b)};
   strcpy(pa, paths[0]);
   strcpy(pb, paths[1]);
+  struct ds_gpu_table table;
+  struct ds_err terr = {0};
+  cr_assert_eq(ds_gpu_table_load("topologies/gpus.yaml", &table, &terr), DS_OK, "%s", terr.msg);
   struct ds_calib *c = malloc(sizeof *c);
   struct ds_calib_sources src;
-  ds_status st = ds_calib_load_files(paths, 2, c, &src, err);
+  ds_status st = ds_calib_load_files(paths, 2, &table, c, &src, err);
   remove_all(&f);
   free(c);
+  ds_gpu_table_release(&table);
   return st;
 }
 
@@ -182,6 +189,52 @@ Test(calib_merge, files_that_share_no_key_merge_whatever_their_sections) {
                DS_OK, "%s", err.msg);
 }
 
+/* A file with gpu: NAME and a host dispatch of its own. */
+static void gpu_host_file(char *buf, size_t cap, const char *gpu) {
+  snprintf(buf, cap, "schema_version: 1\ngpu: \"%s\"\nhost:\n  unit: launching\n"
+           "  dispatch: 27us\n", gpu);
+}
+
+Test(calib_merge, names_of_one_table_gpu_are_one_gpu_and_unknown_names_their_words) {
+  /* Expected, because: the merge reads the gpu names with the rule that
+   * says which GPU a file was measured on (ds_gpu_table_by_device_name,
+   * calib.c names_gpu). ddpreal calibrate writes cudaDeviceProp.name
+   * ("NVIDIA H100 80GB HBM3"); a tool or a user may write it without the
+   * vendor's word ("H100 80GB HBM3", the end of no other GPU's smi name)
+   * or as the table's name ("H100-SXM5-80GB"): one GPU, merged. */
+  struct ds_err err = {0};
+  char pa[64], pb[64], other[192];
+  const char *h100[] = {"H100 80GB HBM3", "h100 80gb hbm3", "H100-SXM5-80GB",
+                        "NVIDIA H100-SXM5-80GB"};
+  for (size_t i = 0; i < sizeof h100 / sizeof *h100; i++) {
+    char first[192];
+    gpu_host_file(first, sizeof first, "NVIDIA H100 80GB HBM3");
+    snprintf(other, sizeof other, "schema_version: 1\ngpu: \"%s\"\nhost:\n"
+             "  ddp_iter: 143us\n", h100[i]);
+    cr_assert_eq(merge_two(first, other, &err, pa, pb), DS_OK, "%s: %s", h100[i], err.msg);
+    cr_assert_eq(merge_two(other, first, &err, pa, pb), DS_OK, "%s: %s", h100[i], err.msg);
+  }
+  /* another table GPU, in either form, is still another GPU */
+  gpu_host_file(other, sizeof other, "H100 PCIe");
+  clash(gpu_file, other, 2, 2, "gpu", "two GPUs");
+  gpu_host_file(other, sizeof other, "H200");
+  clash("schema_version: 1\ngpu: \"H100 80GB HBM3\"\nnccl:\n  launch: 7.5us\n", other, 2,
+        2, "gpu", "two GPUs");
+  /* words ending two GPUs' smi names ("PCIe": the A100's and the H100's)
+   * mean neither: compared as words, so refused beside NVIDIA H100 PCIe */
+  gpu_host_file(other, sizeof other, "PCIe");
+  clash("schema_version: 1\ngpu: \"NVIDIA H100 PCIe\"\nnccl:\n  launch: 7.5us\n", other,
+        2, 2, "gpu", "two GPUs");
+  /* names the table does not know: the same words (case ignored) only */
+  gpu_host_file(other, sizeof other, "acme tpu 9");
+  cr_assert_eq(merge_two("schema_version: 1\ngpu: \"ACME TPU 9\"\nnccl:\n  launch: 7.5us\n",
+                         other, &err, pa, pb),
+               DS_OK, "%s", err.msg);
+  gpu_host_file(other, sizeof other, "TPU 9");
+  clash("schema_version: 1\ngpu: \"ACME TPU 9\"\nnccl:\n  launch: 7.5us\n", other, 2, 2,
+        "gpu", "two GPUs");
+}
+
 Test(calib_merge, a_host_unit_covers_its_own_file_only) {
   struct ds_err err = {0};
   char pa[64], pb[64], want[128];
@@ -223,7 +276,7 @@ Test(calib_merge, the_same_file_twice_is_refused_as_such) {
   struct ds_calib *c = malloc(sizeof *c);
   struct ds_calib_sources src;
   struct ds_err err = {0};
-  cr_assert_eq(ds_calib_load_files(paths, 2, c, &src, &err), DS_EINPUT);
+  cr_assert_eq(ds_calib_load_files(paths, 2, NULL, c, &src, &err), DS_EINPUT);
   cr_assert(strstr(err.msg, "the same file as") && strstr(err.msg, "given twice"), "%s",
             err.msg);
   remove_all(&f);

@@ -47,6 +47,51 @@ Test(topo_import, nvidia_smi_goldens) {
   golden("topo import " D "dgx-h100-appended.txt", G "dgx-h100-appended.yaml");
 }
 
+Test(topo_import, nvidia_smi_names_of_older_drivers_without_vendor_words) {
+  /* Drivers before R470 print GeForce cards without "NVIDIA " (`nvidia-smi
+   * -L`: "GPU 0: GeForce RTX 3090 (UUID: ...)"); the table's smi_names have
+   * the newer drivers' "NVIDIA GeForce RTX 3090". Expected, because the
+   * file's name is read as a --calib file's gpu is
+   * (ds_gpu_table_by_device_name): RTX3090-24GB, named from the file. */
+  char *matrix = ds_test_slurp(D "rtx4090-2gpu.txt");
+  size_t cap = strlen(matrix) + 256;
+  char *text = malloc(cap), path[] = "/tmp/ddpsim-smi-old-XXXXXX", args[128];
+  cr_assert_not_null(text);
+  snprintf(text, cap, "%s\nGPU 0: GeForce RTX 3090 (UUID: GPU-00000000-0000-0000-0000-0000000000"
+           "00)\nGPU 1: GeForce RTX 3090 (UUID: GPU-00000001-0000-0000-0000-000000000000)\n",
+           matrix);
+  ds_test_write_temp(path, text);
+  snprintf(args, sizeof args, "topo import %s", path);
+  struct ds_test_result r = ds_test_cli(args);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  cr_assert(strstr(r.out, "\ngpu: RTX3090-24GB\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "from nvidia-smi name \"GeForce RTX 3090\""), "%s", r.out);
+  ds_test_release(&r);
+  free(text);
+  free(matrix);
+}
+
+Test(topo_import, gpu_named_as_nvidia_smi_names_it_with_or_without_vendor_words) {
+  /* --gpu takes a device's name as a --calib file's gpu key does
+   * (ds_gpu_table_by_device_name): the table's name, nvidia-smi's, or
+   * nvidia-smi's without its vendor words where those end one GPU's smi
+   * name only. Expected, because each names RTX4090-24GB: the file written
+   * is the one --gpu RTX4090-24GB writes (its gpu_why line names the
+   * table's name). */
+  golden("topo import " D "rtx4090-2gpu.txt --gpu \"NVIDIA GeForce RTX 4090\"",
+         G "rtx4090-2gpu.yaml");
+  golden("topo import " D "rtx4090-2gpu.txt --gpu \"GeForce RTX 4090\"", G "rtx4090-2gpu.yaml");
+  golden("topo import " D "rtx4090-2gpu.txt --gpu \"rtx 4090\"", G "rtx4090-2gpu.yaml");
+  /* words ending two GPUs' smi names (the A100 80GB's and the H100's
+   * "PCIe") name neither: refused, not a guess; and words that do not end
+   * a name ("GeForce RTX") are no match either */
+  ds_test_ddpsim_refuses("topo import " D "rtx4090-2gpu.txt --gpu PCIe",
+                         "option --gpu: unknown GPU 'PCIe' (");
+  ds_test_ddpsim_refuses("topo import " D "rtx4090-2gpu.txt --gpu \"GeForce RTX\"",
+                         "option --gpu: unknown GPU 'GeForce RTX' (");
+}
+
 /* The CSV row of a run, without the topology's name (column 3). */
 static char *run_row(const char *topo) {
   char args[512];

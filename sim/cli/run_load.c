@@ -135,8 +135,8 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
  * Several files merged: the one that names the GPU is the one named, a
  * file naming none taking it (ds_calib_load_files); calib_list is --calib
  * as given, for files none of which names one. */
-static ds_status note_calib_gpu(struct loaded *ld, const char *calib_list, const char *gpus_path,
-                                struct ds_err *err) {
+static ds_status note_calib_gpu(struct loaded *ld, const char *calib_list,
+                                const struct ds_gpu_table *table, struct ds_err *err) {
   struct ds_compute_params *p = &ld->topo->compute;
   const struct ds_calib *c = ld->calib;
   const struct ds_calib_sources *src = &ld->calib_src;
@@ -145,16 +145,14 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_list, const
   const char *gpu_path = gpu_file >= 0 ? src->files[gpu_file] : calib_list;
   const char *intf_path = intf_file >= 0 ? src->files[intf_file] : calib_list;
   const struct ds_gpu_spec *g = &ld->topo->gpu;
-  struct ds_gpu_table table;
-  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for the smi_names */
-  p->calib_gpu_fit = ds_calib_gpu_fit(c, g, &table);
+  p->calib_gpu_fit = ds_calib_gpu_fit(c, g, table);
   /* the GPU measured: this one, or the one the file names (its SMs where
    * the table knows it, else 0: unchecked) */
   int32_t sms = g->sms;
   const char *measured = g->name;
   if (p->calib_gpu_fit == DS_CALIB_GPU_OTHER) {
     /* the table's name for the file's device name, where the table has it */
-    const struct ds_gpu_info *named = ds_gpu_table_by_device_name(&table, c->gpu);
+    const struct ds_gpu_info *named = ds_gpu_table_by_device_name(table, c->gpu);
     sms = named ? named->spec.sms : 0;
     measured = named ? named->spec.name : c->gpu;
     ds_textout_printable(measured, p->calib_gpu, sizeof p->calib_gpu);
@@ -163,7 +161,7 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_list, const
     char unknown[900] = "";
     if (!named) {
       char known[768];
-      ds_gpu_table_names(&table, known, sizeof known);
+      ds_gpu_table_names(table, known, sizeof known);
       snprintf(unknown, sizeof unknown, " (a GPU the GPU table does not know: %s)", known);
     }
     say_user("ddpsim: warning: %s: key 'gpu': measured on %s%s, not %s's %s: %s; "
@@ -180,8 +178,32 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_list, const
              calib_list, src->n_files > 1 ? "none of them names a GPU" : "names no GPU",
              ld->topo_path, g->name);
   }
-  /* before the table goes: measured may be its name */
-  ds_status st = ds_calib_check_interference(c, intf_path, sms, measured, err);
+  return ds_calib_check_interference(c, intf_path, sms, measured, err);
+}
+
+/* --calib's files, merged and applied to the topology's compute and GPU.
+ * One GPU table (the topology's, for its smi_names) reads the files' gpu
+ * names for the merge (two files naming one GPU two ways are one GPU) and
+ * for the fit, so both say the same GPU. */
+static ds_status load_calib(struct loaded *ld, const struct ds_options *o,
+                            const char *gpus_path, struct ds_err *err) {
+  ld->calib = malloc(sizeof *ld->calib); /* its table of up to 1024 entries: not the stack */
+  if (!ld->calib) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  struct ds_gpu_table table;
+  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err));
+  ds_status st = ds_calib_load_files(o->calib_files, o->n_calib_files, &table, ld->calib,
+                                     &ld->calib_src, err);
+  if (st != DS_OK) {
+    st = ds_err_prefix(err, st, "option --calib: ");
+    goto out;
+  }
+  if (o->n_calib_files > 1)
+    ds_calib_sources_line(&ld->calib_src, "\n", ld->calib_keys, sizeof ld->calib_keys);
+  ds_calib_apply_compute(ld->calib, &ld->topo->compute);
+  ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
+  /* while the table lives: the interference check's GPU may be its name */
+  st = note_calib_gpu(ld, o->calib, &table, err);
+out:
   ds_gpu_table_release(&table);
   return st;
 }
@@ -194,19 +216,8 @@ ds_status ds__run_load(struct loaded *ld, const struct ds_options *o, struct ds_
                           sizeof ld->model_path, err));
   DS_CHECK(ds_lookup_gpu_table(ld->topo_path, gpus_path, sizeof gpus_path, err));
   DS_CHECK(ds_topo_load(ld->topo_path, gpus_path, &ld->topo, err));
-  if (o->calib) {
-    /* A measured machine's compute factors replace the topology file's. */
-    ld->calib = malloc(sizeof *ld->calib); /* its table of up to 1024 entries: not the stack */
-    if (!ld->calib) return ds_err_set(err, DS_ENOMEM, "out of memory");
-    ds_status cst = ds_calib_load_files(o->calib_files, o->n_calib_files, ld->calib,
-                                        &ld->calib_src, err);
-    if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
-    if (o->n_calib_files > 1)
-      ds_calib_sources_line(&ld->calib_src, "\n", ld->calib_keys, sizeof ld->calib_keys);
-    ds_calib_apply_compute(ld->calib, &ld->topo->compute);
-    ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
-    DS_CHECK(note_calib_gpu(ld, o->calib, gpus_path, err));
-  }
+  /* A measured machine's compute factors replace the topology file's. */
+  if (o->calib) DS_CHECK(load_calib(ld, o, gpus_path, err));
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
   /* --optimizer: every reader of the optimizer (compute_step.c, host.c,
    * memory.c, the strategies) then sees it as the file's */

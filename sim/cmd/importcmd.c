@@ -30,8 +30,9 @@ static const char usage[] =
     "  --nic COUNTxBW    NICs per node and their speed (8x400Gbps; or BW alone),\n"
     "                    over what the files say; BW needs its unit (Gbps, GBps);\n"
     "                    two nodes or more (one node's topology has no NICs)\n"
-    "  --gpu NAME        the GPU (a name of the GPU table), over the files' device\n"
-    "                    ids\n"
+    "  --gpu NAME        the GPU, over the files' device ids: a name of the GPU\n"
+    "                    table, or nvidia-smi's (\"RTX 4090\" too: without its vendor\n"
+    "                    words where they end one GPU's name alone)\n"
     "  --gpus TABLE      a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
     "                    beside the first FILE, if any)\n"
     "  --name NAME       the topology's name (default: the first FILE's base name)\n"
@@ -135,8 +136,9 @@ static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FI
                      struct ds_err *err) {
   const struct ds_gpu_info *forced = NULL;
   if (a->gpu) {
-    forced = ds_gpu_table_find(table, a->gpu);
-    if (!forced) forced = ds_gpu_table_by_smi_name(table, a->gpu);
+    /* the table's name, or nvidia-smi's with or without its vendor words
+     * where they end one GPU's name alone, as a --calib file's gpu */
+    forced = ds_gpu_table_by_device_name(table, a->gpu);
     if (!forced) {
       char known[768], hint[256];
       ds_gpu_table_names(table, known, sizeof known);

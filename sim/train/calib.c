@@ -602,16 +602,29 @@ static void take_key(struct ds_calib *dst, const struct ds_calib *src, enum ds_c
   }
 }
 
+/* Whether two files' gpu names are one GPU: the same words (case
+ * ignored), or, by names_gpu's rule (the one the fit reads a file's name
+ * with), one names the table GPU the other means ("NVIDIA H100 80GB HBM3",
+ * "H100 80GB HBM3", "H100-SXM5-80GB"). Names the table does not know, or
+ * no table, only as the same words. */
+static int same_gpu(const char *a, const char *b, const struct ds_gpu_table *table) {
+  if (strcasecmp(a, b) == 0) return 1;
+  if (!table) return 0;
+  const struct ds_gpu_info *ga = ds_gpu_table_by_device_name(table, a);
+  const struct ds_gpu_info *gb = ds_gpu_table_by_device_name(table, b);
+  return (ga && names_gpu(b, &ga->spec, table)) || (gb && names_gpu(a, &gb->spec, table));
+}
+
 /* File i's keys into the merge so far: a key an earlier file set is
  * refused at both places, the gpu unless both name the same GPU. */
 static ds_status merge_file(struct ds_calib *out, struct ds_calib_sources *src,
                             const struct ds_calib *c, const int32_t *lines, int32_t i,
-                            struct ds_err *err) {
+                            const struct ds_gpu_table *table, struct ds_err *err) {
   for (int k = 0; k < DS_CALIB_KEY_COUNT; k++) {
     if (!has_key(c, (enum ds_calib_key)k)) continue;
     int32_t j = src->file[k];
     if (j >= 0 && k == DS_CALIB_KEY_GPU) {
-      if (strcasecmp(out->gpu, c->gpu) == 0) continue; /* the same GPU, named again */
+      if (same_gpu(out->gpu, c->gpu, table)) continue; /* the same GPU, named again */
       return ds_err_set(err, DS_EINPUT, "%s:%d: key 'gpu': \"%s\", but %s:%d names \"%s\": "
                         "files measured on two GPUs are not one machine's calibration "
                         "(give the files of the GPU you simulate)",
@@ -629,7 +642,8 @@ static ds_status merge_file(struct ds_calib *out, struct ds_calib_sources *src,
   return DS_OK;
 }
 
-ds_status ds_calib_load_files(const char *const *paths, int32_t n, struct ds_calib *out,
+ds_status ds_calib_load_files(const char *const *paths, int32_t n,
+                              const struct ds_gpu_table *table, struct ds_calib *out,
                               struct ds_calib_sources *src, struct ds_err *err) {
   ds_status st = DS_OK;
   struct ds_calib *one = NULL;
@@ -665,7 +679,7 @@ ds_status ds_calib_load_files(const char *const *paths, int32_t n, struct ds_cal
   for (int32_t i = 0; i < n; i++) {
     int32_t lines[DS_CALIB_KEY_COUNT];
     DS_CHECK_GOTO(load_one(paths[i], one, lines, 1, err), st, done);
-    DS_CHECK_GOTO(merge_file(out, src, one, lines, i, err), st, done);
+    DS_CHECK_GOTO(merge_file(out, src, one, lines, i, table, err), st, done);
   }
 done:
   free(one);

@@ -73,12 +73,17 @@ struct ds_calib_sources {
  * from several files add up, and a key set by two files is refused
  * (DS_EINPUT, "B:LINE: key 'host.dispatch': set by A:LINE too ...") rather
  * than one silently winning; the top-level gpu may be in several files if
- * they name the same GPU (case insensitive), and a file naming none takes
- * the one another names. A host dispatch or node needs its own file's
- * `unit: launching` (a unit in another file does not cover it). The same
- * file given twice is refused. *src (filled) says which file set each key.
- * With n 1, *out is exactly what ds_calib_load gives. */
-ds_status ds_calib_load_files(const char *const *paths, int32_t n, struct ds_calib *out,
+ * they name the same GPU, and a file naming none takes the one another
+ * names. The same GPU: the same words (case ignored), or names that mean
+ * one GPU of table (borrowed; NULL: words only) by the rule
+ * ds_calib_gpu_fit reads them with ("NVIDIA H100 80GB HBM3", "H100 80GB
+ * HBM3" and "H100-SXM5-80GB" are one GPU); names the table does not know
+ * are one GPU only as the same words. A host dispatch or node needs its
+ * own file's `unit: launching` (a unit in another file does not cover
+ * it). The same file given twice is refused. *src (filled) says which
+ * file set each key. With n 1, *out is exactly what ds_calib_load gives. */
+ds_status ds_calib_load_files(const char *const *paths, int32_t n,
+                              const struct ds_gpu_table *table, struct ds_calib *out,
                               struct ds_calib_sources *src, struct ds_err *err);
 
 /* "A.yaml: gpu, compute.flops_efficiency" sep "B.yaml: host.dispatch, ..."

@@ -43,7 +43,7 @@ const double ds__nccl_ring_ll128_per_ch_max_bw_gbps[4][3] = {
 };
 
 /* [arch][nodes 1, 2, >2], GB/s: Tree's bus bandwidth cap per channel, Simple
- * and LL128 (src/tuning/tree.cc). */
+ * and LL128 (src/graph/tuning.cc, perChMaxTreeBws). */
 const double ds__nccl_tree_per_ch_max_bw_gbps[4][3] = {
     {26.5, 18.5, 10.0}, /* Volta */
     {24.0, 23.6, 17.8}, /* Ampere */

@@ -42,9 +42,10 @@
  * ring->chan): nChannels is its rings, bwIntra its speed, and the
  * intra-node class that of its rings.
  *
- * Tree (src/tuning/tree.cc), the double binary tree, with the ring's
- * channels and per-channel bandwidth bw (NCCL's tree graph has the ring's
- * channel count; its speed is taken as the ring's):
+ * Tree (src/graph/tuning.cc; the trees: src/graph/trees.cc), the double
+ * binary tree, with the ring's channels and per-channel bandwidth bw
+ * (NCCL's tree graph has the ring's channel count; its speed is taken as
+ * the ring's):
  *   busBw = min(nCh bw 0.92, nCh perChMaxTreeBw), then
  *     LL:    min(busBw / 3.8, llMaxBw)
  *     LL128: min(busBw * (1 node ? 7/9 : 120/128), nCh perChMaxTreeLL128Bw)

@@ -2,7 +2,7 @@
 """Generates sim/coll/nccl_constants.c from ../shared/data/nccl_tuning_constants.csv.
 
 The CSV holds NCCL's cost-model constants as read in NVIDIA/nccl
-src/graph/tuning.cc (v2.30.7; src/tuning/ in the newest tree). Only the rows
+src/graph/tuning.cc (v2.30.7). Only the rows
 of the version named by VERSION are used, and only what sim/coll/nccl_*.c
 need: base and hardware latencies of Ring and Tree per protocol, LL's
 bandwidth cap per GPU architecture and node count, LL128's per-channel cap
@@ -134,7 +134,7 @@ def render(table, src):
     w("};")
     w("")
     w("/* [arch][nodes 1, 2, >2], GB/s: Tree's bus bandwidth cap per channel, Simple")
-    w(" * and LL128 (src/tuning/tree.cc). */")
+    w(" * and LL128 (src/graph/tuning.cc, perChMaxTreeBws). */")
     for table_name, var in (("perChMaxTreeBws_GBps", "tree"),
                             ("perChMaxTreeLL128Bws_GBps", "tree_ll128")):
         w("const double ds__nccl_%s_per_ch_max_bw_gbps[4][3] = {" % var)
@@ -152,7 +152,7 @@ def render(table, src):
                                         for i in range(24)), p))
     w("};")
     w("")
-    w("/* [arch]: NVLS efficiency (src/tuning/nvls.cc nvlsEfficiency). */")
+    w("/* [arch]: NVLS efficiency (src/graph/tuning.cc nvlsEfficiency). */")
     w("const double ds__nccl_nvls_efficiency[4] = {%s};" %
       ", ".join(fmt(get(table, "nvlsEfficiency", a, "", "")) for a in ARCHS))
     w("")

@@ -65,7 +65,7 @@ const double ds__nccl_tree_correction[3][24] = {
     {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9}, /* Simple */
 };
 
-/* [arch]: NVLS efficiency (src/tuning/nvls.cc nvlsEfficiency). */
+/* [arch]: NVLS efficiency (src/graph/tuning.cc nvlsEfficiency). */
 const double ds__nccl_nvls_efficiency[4] = {0.0, 0.0, 0.85, 0.74};
 
 /* NVLS Simple: base latency, and hardware latency [NVLINK, PCI, NET], us. */

@@ -1,6 +1,6 @@
 /*
- * NCCL's cost model for all-reduce (NVIDIA/nccl src/graph/tuning.cc and
- * src/tuning/ring.cc, v2.30.7; constants in sim/coll/nccl_constants.c, generated
+ * NCCL's cost model for all-reduce (NVIDIA/nccl src/graph/tuning.cc,
+ * v2.30.7; constants in sim/coll/nccl_constants.c, generated
  * from ../shared/data/nccl_tuning_constants.csv), NCCL's chunking and the
  * mechanisms its cost model leaves out (struct ds_nccl_extra below), and the
  * parameters with which sim/coll/coll_ring.c simulates a ring of a given
@@ -53,7 +53,7 @@
  *     graph's pattern NCCL_TOPO_PATTERN_TREE: tree_pattern_tree)
  *   algbw = busBw / 2, times treeCorrectionFactor[p][log2(S >> 6)] (< 23)
  *   lat   = baseLat[Tree][p] + 2 ((N/nNodes - 1) hwLat[intra] + log2(nNodes) hwLat[NET])
- * NVLS (src/tuning/nvls.cc), one node of Hopper or later on an NVLS-capable
+ * NVLS (src/graph/tuning.cc), one node of Hopper or later on an NVLS-capable
  * switch (topology key nvls), Simple only. Its graph has one channel per GPU
  * (each GPU heads one); the search charges a channel's speed on every GPU's
  * switch link and twice on its head's, so speed is the first listed speed

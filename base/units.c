@@ -171,6 +171,14 @@ int ds_units_unit_left_out(const char *text) {
   return ds_units_parse_number(text, &bare) == DS_OK && bare != 0;
 }
 
+int ds_units_decimals_for(double x, int usual) {
+  double mag = fabs(x);
+  if (!(mag > 0) || !isfinite(mag) || mag >= 0.5 * pow(10, -usual)) return usual;
+  /* two significant digits: the first one sits floor(log10) places in */
+  int decimals = 1 - (int)floor(log10(mag));
+  return decimals < usual ? usual : decimals > 12 ? 12 : decimals;
+}
+
 int64_t ds_units_round_ns(double ns) {
   /* Callers only pass durations they computed; a negative or NaN one is a
    * bug upstream. Without assertions it becomes 0 rather than undefined

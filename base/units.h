@@ -80,6 +80,12 @@ ds_status ds_units_parse_number(const char *text, double *out);
  * size keeps its bare bytes (nccl-tests' -b 8), 0 needs no unit. */
 int ds_units_unit_left_out(const char *text);
 
+/* Decimals for printing x with "%.*f": `usual` where that shows x as more
+ * than zero (or x is 0 or not finite), else as many as show two
+ * significant digits (0.0038 MiB, 0.0000038 for 4 bytes), never
+ * e-notation, at most 12. */
+int ds_units_decimals_for(double x, int usual);
+
 /* Rounds a non-negative duration in nanoseconds to the nearest integer
  * nanosecond (halves away from zero). This is the only place where a double
  * duration becomes simulated time. A duration past DS_UNITS_NS_MAX (or

@@ -128,7 +128,7 @@ Test(report_text, loop_free_says_whether_the_reported_iteration_is_steady) {
    * with no lead, and nothing compares; both strategies' blocks say so */
   r = ds_test_cli_ok("--topo 4gpu --loop free --strategy single,ddp");
   const char *unchecked = "\n    loop free    not checked for a steady period: iteration 0 "
-                          "starts with no host lead and iteration 1 carries its; --iters 3";
+                          "starts with no host lead and iteration 1 the lead it built; --iters 3";
   const char *first = strstr(r.out, unchecked);
   cr_assert(first && strstr(first + 1, unchecked), "twice: %s", r.out);
   ds_test_release(&r);

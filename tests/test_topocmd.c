@@ -128,7 +128,7 @@ Test(topocmd, unknown_architecture_has_no_nccl_model) {
 /* A CPU rank's 2.4 GFLOP/s (topologies/cpu/gpus.yaml) is no 0.0 TFLOP/s:
  * a rate under 0.05 TFLOP/s keeps two significant digits; a rate the entry
  * does not have (tf32, bf16) stays 0.0, as on every GPU without it. */
-Test(topocmd, a_rate_below_a_tenth_of_a_tflops_is_not_printed_as_zero) {
+Test(topocmd, a_rate_below_0_05_tflops_is_not_printed_as_zero) {
   struct ds_test_output o = run("topologies/cpu/cpu-2rank.yaml");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "dense TFLOP/s: fp32 0.0024, tf32 0.0, fp16 0.0024, bf16 0.0\n"),

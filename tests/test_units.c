@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/units.h"
 
@@ -293,4 +294,26 @@ Test(units, unit_left_out_is_a_bare_number_other_than_zero) {
   cr_assert_not(ds_units_unit_left_out("200Gbps"));
   cr_assert_not(ds_units_unit_left_out("1.5 us"));
   cr_assert_not(ds_units_unit_left_out("x"), "malformed is the parser's to refuse");
+}
+
+/* Small values print with two significant digits in fixed notation, the
+ * rest with the caller's usual decimals (a 4-byte bucket in MiB, a CPU's
+ * TFLOP/s): never 0.00 for something, never e-notation. */
+Test(units, decimals_show_two_significant_digits_of_small_values) {
+  static const struct {
+    double x;
+    int usual;
+    const char *want;
+  } cases[] = {
+      {25.0, 2, "25.00"},         {0.006, 2, "0.01"},      {0.0038147, 2, "0.0038"},
+      {4.0 / (1 << 20), 2, "0.0000038"}, {0.0, 2, "0.00"}, {0.0024, 1, "0.0024"},
+      {0.04, 1, "0.040"},         {0.05, 1, "0.1"},        {-0.0038, 2, "-0.0038"},
+      {1e-30, 2, "0.000000000000"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*f", ds_units_decimals_for(cases[i].x, cases[i].usual),
+             cases[i].x);
+    cr_assert_str_eq(buf, cases[i].want, "%g with %d usual decimals", cases[i].x, cases[i].usual);
+  }
 }

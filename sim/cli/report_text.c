@@ -153,11 +153,11 @@ static void print_nccl_calls(FILE *fp, const struct ds_summary *r) {
 }
 
 /* A bucket's size in MiB, after `sep`: two decimals, or two significant
- * digits under a hundredth, which two decimals print as 0.00 (PyTorch
- * 1.4's first bucket can hold fc.bias alone, 4000 B: 0.0038). */
+ * digits where two decimals print 0.00 (PyTorch 1.4's first bucket can
+ * hold fc.bias alone, 4000 B: 0.0038). */
 static void print_bucket_mib(FILE *fp, const char *sep, double bytes) {
   double mib = bytes / DS_UNITS_MIB;
-  fprintf(fp, mib > 0 && mib < 0.01 ? "%s %.2g" : "%s %.2f", sep, mib);
+  fprintf(fp, "%s %.*f", sep, ds_units_decimals_for(mib, 2), mib);
 }
 
 static void print_buckets(FILE *fp, const struct ds_summary *r) {
@@ -308,8 +308,8 @@ static void print_loop_steadiness(FILE *fp, const struct ds_summary *r) {
           "times anew\n", fp);
   else if (r->prev_iter_ms < 0)
     fprintf(fp, "    loop free    not checked for a steady period: iteration 0 starts with no "
-                "host lead and iteration %d carries its; --iters 3 or more compares the last "
-                "two\n", r->reported_iter);
+                "host lead and iteration %d the lead it built; --iters 3 or more compares the "
+                "last two\n", r->reported_iter);
   else if (fabs(r->iter_ms - r->prev_iter_ms) >= 0.0005)
     fprintf(fp, "    loop free    not yet steady: iteration %d took %.3f ms; the host's lead over "
                 "the GPU, carried from one iteration into the next, still moves the period "

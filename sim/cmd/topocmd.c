@@ -167,7 +167,7 @@ void ds__topocmd_vertex_label(const struct ds_topo *t, int32_t v, int printable,
  * significant digits instead, so a measured rate never reads as none. */
 static const char *tflops_text(double flops_per_s, char *buf, size_t cap) {
   double tflops = flops_per_s / 1e12;
-  snprintf(buf, cap, tflops > 0 && tflops < 0.05 ? "%.2g" : "%.1f", tflops);
+  snprintf(buf, cap, "%.*f", ds_units_decimals_for(tflops, 1), tflops);
   return buf;
 }
 

@@ -115,10 +115,10 @@ ds_status ds_gnuplot_draw(const char *path, ds_gnuplot_script_fn script, void *c
   if (st == DS_OK && (stat(tmp_out, &sb) != 0 || sb.st_size == 0))
     st = ds_err_set(err, DS_EIO, "--plot: gnuplot wrote nothing to %s", path);
   if (st == DS_OK) {
-    /* renamed now, or with the command's other outputs */
-    if (ds_atomic_file_place(tmp_out, path, err) != DS_OK)
-      st = ds_err_set(err, DS_EIO, "--plot: cannot rename into %s: %s", path,
-                      strerror(errno));
+    /* renamed now, or with the command's other outputs; its own status
+     * and message (a failed rename's, or out of memory) */
+    if ((st = ds_atomic_file_place(tmp_out, path, err)) != DS_OK)
+      ds_err_prefix(err, st, "--plot: ");
   }
   if (st != DS_OK) ds_temp_remove(tmp_out);
   return st;

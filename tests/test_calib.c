@@ -709,6 +709,11 @@ Test(calib, a_gpu_named_without_its_vendor_words_is_that_gpu_alone) {
       {"H20", "H200-SXM-141GB", DS_CALIB_GPU_OTHER},   /* a whole word, not a prefix */
       {"A10", "A100-PCIE-40GB", DS_CALIB_GPU_OTHER},
       {"A10", "A10-24GB", DS_CALIB_GPU_SAME},          /* "NVIDIA A10" */
+      {"V100-SXM2-16GB", "V100-SXM2-16GB", DS_CALIB_GPU_SAME}, /* "Tesla V100-SXM2-16GB" */
+      /* the model's own words left out: a guess, however unique */
+      {"HBM3", "H100-SXM5-80GB", DS_CALIB_GPU_OTHER},  /* "NVIDIA H100 80GB HBM3" */
+      {"80GB HBM3", "H100-SXM5-80GB", DS_CALIB_GPU_OTHER},
+      {"4090", "RTX4090-24GB", DS_CALIB_GPU_OTHER},    /* "NVIDIA GeForce RTX 4090" */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const struct ds_gpu_info *g = ds_gpu_table_find(&t, cases[i].topo_gpu);

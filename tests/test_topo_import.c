@@ -48,7 +48,7 @@ Test(topo_import, nvidia_smi_goldens) {
 }
 
 Test(topo_import, nvidia_smi_names_of_older_drivers_without_vendor_words) {
-  /* Drivers before R470 print GeForce cards without "NVIDIA " (`nvidia-smi
+  /* Older drivers print GeForce cards without "NVIDIA " (`nvidia-smi
    * -L`: "GPU 0: GeForce RTX 3090 (UUID: ...)"); the table's smi_names have
    * the newer drivers' "NVIDIA GeForce RTX 3090". Expected, because the
    * file's name is read as a --calib file's gpu is

@@ -74,7 +74,7 @@
  *
  * gpu: ddpsim calls the file's efficiencies measured only on the GPU it
  * names (the topology's GPU name, one of its smi_names, or such a name
- * without its vendor words where no other GPU's ends so, sim/train/calib.h
+ * without its vendor words where that names one GPU, sim/train/calib.h
  * ds_calib_gpu_fit); on another GPU they stand in, labelled so, and a file
  * without it is said to name none.
  *

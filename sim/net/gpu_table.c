@@ -538,11 +538,30 @@ void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap) {
   }
 }
 
-/* The GPU one of whose nvidia-smi names ends with name after a space, case
- * ignored: the name without its vendor words, as users write it ("H100
- * PCIe", "RTX 4090" for "NVIDIA H100 PCIe", "NVIDIA GeForce RTX 4090");
- * NULL for none, and for words that end several GPUs' names ("PCIe": the
- * A100's and the H100's), where naming one would be a guess. */
+/* Whether smi[0..len) is only the vendor's and brand words nvidia-smi puts
+ * before a model ("NVIDIA", "NVIDIA GeForce", "Tesla"), each followed by
+ * its space: what users leave out, unlike a model's own words ("H100",
+ * "RTX"), without which "HBM3" or "4090" would name a GPU. */
+static int only_vendor_words(const char *smi, size_t len) {
+  static const char *const vendor_words[] = {"NVIDIA", "GeForce", "Tesla", "Quadro"};
+  size_t at = 0;
+  while (at < len) {
+    size_t word = strcspn(smi + at, " ");
+    int known = 0;
+    for (size_t v = 0; v < sizeof vendor_words / sizeof *vendor_words; v++)
+      if (strlen(vendor_words[v]) == word && strncasecmp(smi + at, vendor_words[v], word) == 0)
+        known = 1;
+    if (!known || at + word >= len || smi[at + word] != ' ') return 0;
+    at += word + 1;
+  }
+  return 1;
+}
+
+/* The GPU one of whose nvidia-smi names is name after vendor words alone,
+ * case ignored: the name as users write it ("H100 PCIe", "RTX 4090" for
+ * "NVIDIA H100 PCIe", "NVIDIA GeForce RTX 4090"); NULL for none, and for a
+ * name that several GPUs' names end with, where naming one would be a
+ * guess. */
 static const struct ds_gpu_info *by_smi_name_tail(const struct ds_gpu_table *t,
                                                   const char *name) {
   size_t n = strlen(name);
@@ -552,7 +571,7 @@ static const struct ds_gpu_info *by_smi_name_tail(const struct ds_gpu_table *t,
     for (int32_t k = 0; k < t->gpus[i].n_smi_names; k++) {
       const char *smi = t->gpus[i].smi_names[k];
       size_t m = strlen(smi);
-      if (m > n && smi[m - n - 1] == ' ' && strcasecmp(smi + m - n, name) == 0) {
+      if (m > n && only_vendor_words(smi, m - n) && strcasecmp(smi + m - n, name) == 0) {
         if (found && found != &t->gpus[i]) return NULL;
         found = &t->gpus[i];
       }

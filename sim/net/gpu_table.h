@@ -62,10 +62,10 @@ const struct ds_gpu_info *ds_gpu_table_by_smi_name(const struct ds_gpu_table *t,
                                                    const char *smi_name);
 /* The GPU a device's name means, as a calibration file or nvidia-smi gives
  * it: the table's name (exact), else one of its smi_names (case ignored),
- * else the one GPU one of whose smi_names ends with name after a space,
- * case ignored (the name without its vendor words: "H100 80GB HBM3" of
- * "NVIDIA H100 80GB HBM3"). NULL for none, and for words that end several
- * GPUs' smi names ("PCIe"), so two GPUs never share a name. */
+ * else the one GPU one of whose smi_names is name after vendor words alone
+ * ("NVIDIA", "GeForce", "Tesla", "Quadro"), case ignored: "H100 80GB HBM3"
+ * of "NVIDIA H100 80GB HBM3", never "HBM3". NULL for none, and for a name
+ * several GPUs' smi names end with, so two GPUs never share a name. */
 const struct ds_gpu_info *ds_gpu_table_by_device_name(const struct ds_gpu_table *t,
                                                       const char *name);
 /* The table's names, comma separated, into buf (truncated with "..."). */

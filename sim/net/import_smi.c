@@ -386,8 +386,8 @@ ds_status ds_import_smi(const char *path, const char *text,
              "(or pass --gpu NAME)", m->other_gpu, smi_name, name_line);
     st = fail(path, m->other_gpu_line, key, err, msg);
   } else if (st == DS_OK && smi_name[0]) {
-    /* drivers before R470 print GeForce cards without "NVIDIA ": the
-     * name without its vendor words means the GPU it ends alone */
+    /* older drivers print GeForce cards without "NVIDIA ": the name
+     * without its vendor words means the one GPU it names so */
     g = ds_gpu_table_by_device_name(table, smi_name);
     if (!g) {
       char msg[384];

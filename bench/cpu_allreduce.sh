@@ -21,6 +21,12 @@ set -euo pipefail
 np=${1:-2}
 iters=${2:-30}
 fit_bytes=${3:-8388608}
+usage="usage: bench/cpu_allreduce.sh [NP [ITERS [FIT_BYTES]]]"
+case "$np$iters" in *[!0-9]*) echo "$usage: NP and ITERS are whole numbers" >&2; exit 2 ;; esac
+if [ "$np" -lt 2 ] || [ "$iters" -lt 1 ]; then
+  echo "$usage: NP >= 2 (one rank has no all-reduce to time), ITERS >= 1" >&2
+  exit 2
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d /tmp/cpu_allreduce.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -61,7 +67,9 @@ grep -v '^#' "$dir/m.csv" | awk -F, -v np="$np" -v fit="$fit_bytes" '
     for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
     lat = (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) / (4 * (np - 1))
     if (!(fit in med)) { printf "FIT_BYTES %s is not a measured size\n", fit; exit 2 }
-    bw = 2 * (np - 1) / np * fit / (med[fit] - 4 * (np - 1) * lat) / 1e3
+    left = med[fit] - 4 * (np - 1) * lat
+    if (left <= 0) { printf "FIT_BYTES %s took no longer than the latency term (%.1f us): fit at a larger size\n", fit, med[fit]; exit 2 }
+    bw = 2 * (np - 1) / np * fit / left / 1e3
     printf "nvswitch template: link_lat %.2fus (median of the rows <= 2 KiB / %d), link_bw %.3fGBps (the %d B row)\n",
            lat, 4 * (np - 1), bw, fit
   }'

@@ -421,3 +421,22 @@ Test(calib_merge, the_torch_tools_without_torch_say_how_to_get_it) {
   }
   ds_test_remove_dir(dir);
 }
+
+/* bench/host_pool.py (README.md's pooling of several host_calibrate.py
+ * runs): --help is its usage on stdout, exit 0, and no CSV to pool is a
+ * usage error, exit 2; --help used to be read as a CSV ("cannot read
+ * --help", exit 2) and no argument exited 1. */
+Test(calib_merge, host_pool_help_is_its_usage) {
+  struct ds_test_result r = ds_test_run("", "python3", "bench/host_pool.py --help");
+  cr_assert_eq(r.status, 0, "exit %d\nstderr: %s", r.status, r.err);
+  cr_assert(strstr(r.out, "python3 bench/host_pool.py [--calib-dir DIR]"), "stdout: %s", r.out);
+  ds_test_release(&r);
+  const char *bare[] = {"bench/host_pool.py", "bench/host_pool.py --calib-dir"};
+  for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
+    r = ds_test_run("", "python3", bare[i]);
+    cr_assert_eq(r.status, 2, "%s: exit %d\nstderr: %s", bare[i], r.status, r.err);
+    cr_assert(strstr(r.err, "python3 bench/host_pool.py [--calib-dir DIR]"), "%s: stderr: %s",
+              bare[i], r.err);
+    ds_test_release(&r);
+  }
+}

@@ -338,15 +338,20 @@ def write_calib(calib_dir, folder, paths, dispatch_us, node_us):
 def main():
     args = sys.argv[1:]
     calib_dir = None
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if args[:1] == ["--calib-dir"]:
         if len(args) < 2:
-            sys.exit(__doc__)
+            print(__doc__, file=sys.stderr)
+            return 2
         calib_dir, args = args[1], args[2:]
         if not os.path.isdir(calib_dir):
             print("host_pool: --calib-dir %s: not a directory" % calib_dir, file=sys.stderr)
             return 2
-    if not args:
-        sys.exit(__doc__)
+    if not args:  # nothing to pool: the usage, a usage error
+        print(__doc__, file=sys.stderr)
+        return 2
     by_host, every = {}, []
     try:
         files = [(path, phase_terms(path)) for path in args]

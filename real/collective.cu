@@ -52,6 +52,13 @@ static double bus_factor(enum ds_collective_op op, int32_t n) {
   }
 }
 
+/* What the probe child reports: the count, and CUDA's reason when there is
+ * none, so the message is the one the replay and calibrate give. */
+struct gpu_probe {
+  int count; /* -1: cudaGetDeviceCount failed */
+  char reason[160];
+};
+
 /* The GPU count, from a child process: CUDA must stay uninitialised here. */
 static ds_status probe_gpus(int *count, struct ds_err *err) {
   int fd[2];
@@ -60,21 +67,27 @@ static ds_status probe_gpus(int *count, struct ds_err *err) {
   fflush(NULL);
   pid_t p = fork();
   if (p == 0) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) n = -1;
-    ssize_t w = write(fd[1], &n, sizeof n);
-    _exit(w == (ssize_t)sizeof n ? 0 : 1);
+    struct gpu_probe g = {0, "no device visible"};
+    cudaError_t e = cudaGetDeviceCount(&g.count);
+    if (e != cudaSuccess) {
+      g.count = -1;
+      snprintf(g.reason, sizeof g.reason, "%s", cudaGetErrorString(e));
+    }
+    ssize_t w = write(fd[1], &g, sizeof g);
+    _exit(w == (ssize_t)sizeof g ? 0 : 1);
   }
   close(fd[1]);
-  int n = -1;
-  ssize_t got = p > 0 ? read(fd[0], &n, sizeof n) : -1;
+  struct gpu_probe g = {-1, "the probe process failed"};
+  ssize_t got = p > 0 ? read(fd[0], &g, sizeof g) : -1;
   close(fd[0]);
   if (p > 0) waitpid(p, NULL, 0);
-  if (got != (ssize_t)sizeof n || n < 1)
-    return ds_err_set(err, DS_EIO, "no GPU found (cudaGetDeviceCount "
-                      "failed or returned 0; check nvidia-smi and CUDA_VISIBLE_DEVICES); "
-                      "ddpreal collective needs a GPU");
-  *count = n;
+  if (got != (ssize_t)sizeof g) g.count = -1;
+  g.reason[sizeof g.reason - 1] = '\0';
+  if (g.count < 1)
+    return ds_err_set(err, DS_EIO, "no GPU found (CUDA: %s; check nvidia-smi and "
+                      "CUDA_VISIBLE_DEVICES); collective measures GPUs and needs one "
+                      "(no CPU device)", g.reason);
+  *count = g.count;
   return DS_OK;
 }
 
@@ -289,7 +302,7 @@ static ds_status coll_rank(struct ds_launcher *l, void *arg, struct ds_err *err)
   struct coll_state c;
   memset(&c, 0, sizeof c);
   ds_status st = ds__cuda_pick_gpu(l->rank, l->local_world, l->local_rank, o->share_gpus, 1,
-                                   "collective measures GPUs and needs one", &c.gpu,
+                                   "collective measures GPUs and needs one (no CPU device)", &c.gpu,
                                    &c.gpu_count, err);
   if (st == DS_OK) {
     c.rows = (struct coll_row *)calloc((size_t)l->world, sizeof *c.rows);

@@ -10,9 +10,11 @@
  * file's dispatch and node only. No GPU needed.
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/net/gpu_table.h"
@@ -442,4 +444,52 @@ Test(calib_merge, ddpsim_finds_the_same_file_across_two_lists_exit_2) {
   snprintf(want, sizeof want, "option --calib: %s: the same file as %s, given twice", d, d);
   refused_exactly(args, want);
   remove_all(&f);
+}
+
+/* The two calibration tools that need PyTorch (steps 2 and 3 of README.md's
+ * "Calibrating for your own machine") say so without it, with how to
+ * install it, exit 2 (as tools/export_model.py), where they ended in a
+ * ModuleNotFoundError traceback. A torch package that fails to import,
+ * first on PYTHONPATH, stands for a machine without torch, wherever the
+ * test runs. */
+Test(calib_merge, the_torch_tools_without_torch_say_how_to_get_it) {
+  char dir[] = "/tmp/ddpsim-notorch-XXXXXX";
+  ds_test_make_dir(dir);
+  char pkg[PATH_MAX], init[PATH_MAX + 16], env[PATH_MAX + 32];
+  snprintf(pkg, sizeof pkg, "%s/torch", dir);
+  cr_assert_eq(mkdir(pkg, 0700), 0);
+  snprintf(init, sizeof init, "%s/__init__.py", pkg);
+  ds_test_write_file(init, "raise ImportError(\"No module named 'torch' (the test hides it)\")\n");
+  snprintf(env, sizeof env, "PYTHONPATH=%s", dir);
+  const char *tools[] = {"bench/host_calibrate.py --model resnet50 --calib-out /dev/null",
+                         "bench/torch_ddp_host.py --help"};
+  for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
+    struct ds_test_result r = ds_test_run(env, "python3", tools[i]);
+    cr_assert_eq(r.status, 2, "%s: exit %d\nstderr: %s", tools[i], r.status, r.err);
+    cr_assert(strstr(r.err, "No module named 'torch'") &&
+                  strstr(r.err, "this tool needs PyTorch") && strstr(r.err, "pip install torch") &&
+                  !strstr(r.err, "Traceback"),
+              "%s: stderr: %s", tools[i], r.err);
+    ds_test_release(&r);
+  }
+  ds_test_remove_dir(dir);
+}
+
+/* bench/host_pool.py (README.md's pooling of several host_calibrate.py
+ * runs): --help is its usage on stdout, exit 0, and no CSV to pool is a
+ * usage error, exit 2; --help used to be read as a CSV ("cannot read
+ * --help", exit 2) and no argument exited 1. */
+Test(calib_merge, host_pool_help_is_its_usage) {
+  struct ds_test_result r = ds_test_run("", "python3", "bench/host_pool.py --help");
+  cr_assert_eq(r.status, 0, "exit %d\nstderr: %s", r.status, r.err);
+  cr_assert(strstr(r.out, "python3 bench/host_pool.py [--calib-dir DIR]"), "stdout: %s", r.out);
+  ds_test_release(&r);
+  const char *bare[] = {"bench/host_pool.py", "bench/host_pool.py --calib-dir"};
+  for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
+    r = ds_test_run("", "python3", bare[i]);
+    cr_assert_eq(r.status, 2, "%s: exit %d\nstderr: %s", bare[i], r.status, r.err);
+    cr_assert(strstr(r.err, "python3 bench/host_pool.py [--calib-dir DIR]"), "%s: stderr: %s",
+              bare[i], r.err);
+    ds_test_release(&r);
+  }
 }

@@ -308,6 +308,23 @@ Test(cli, the_memory_warning_fires_exactly_above_the_gpus_memory) {
   cr_assert_not(warns_of_memory("16GB"));
 }
 
+/* The ps header counts its workers as the dp and ddp ones count GPUs: one
+ * worker, several workers (it said "1 workers"). */
+Test(cli, the_ps_header_counts_one_worker_or_several) {
+  const char *args[][2] = {
+      {"--world-size 1", "ps (parameter server, sync): 1 worker, batch "},
+      {"--world-size 2", "ps (parameter server, sync): 2 workers, batch "}};
+  for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "--topo 4gpu --model tests/data/tiny-model.yaml --strategy ps %s",
+             args[i][0]);
+    struct ds_test_result r = ds_test_cli(cmd);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, args[i][1]), "want '%s' in %s", args[i][1], r.out);
+    ds_test_release(&r);
+  }
+}
+
 Test(cli, the_parts_of_a_ps_iteration_add_up) {
   /* One parameter server, on rank 0: the workers' pushes to it are their
    * communication, not rank 0's (its comm is 0), and rank 0 waits for

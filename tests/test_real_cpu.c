@@ -451,6 +451,24 @@ Test(real_cpu, calibrate_without_a_gpu_says_it_needs_one) {
   ds_test_release(&r);
 }
 
+/* collective without a GPU says so as the replay and calibrate do, CUDA's
+ * reason included, whether the GPU count is probed (no -g) or each rank
+ * picks its GPU (-g 2); it used to say "cudaGetDeviceCount failed or
+ * returned 0" without the reason in the first case, and neither said there
+ * is no CPU device to fall back on. */
+Test(real_cpu, collective_without_a_gpu_says_it_needs_one) {
+  const char *args[] = {"collective -b 8 -e 8", "collective -g 2 -b 8 -e 8"};
+  for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+    struct ds_test_result r =
+        ds_test_run("ASAN_OPTIONS=detect_leaks=0 CUDA_VISIBLE_DEVICES=", ds_test_ddpreal(), args[i]);
+    cr_assert_eq(r.status, 1, "%s: exit %d\nstderr: %s", args[i], r.status, r.err);
+    cr_assert(strstr(r.err, "no GPU found (CUDA: ") &&
+                  strstr(r.err, "collective measures GPUs and needs one (no CPU device)"),
+              "%s: stderr: %s", args[i], r.err);
+    ds_test_release(&r);
+  }
+}
+
 Test(real_cpu, collective_algo_and_proto_are_checked) {
   const char *bad[][2] = {{"collective --algo foo", "--algo 'foo': expected ring, tree"},
                           {"collective --proto LL64", "--proto 'LL64': expected LL, LL128"}};

@@ -46,6 +46,38 @@ static void print_best(const struct ds_options *o, const struct ds_summary *rows
   fclose(f);
 }
 
+/* A parameter server's workers step at their own rates: the row's
+ * throughput sums them, while its iteration is the slowest worker's (async
+ * with a straggler). The best is the highest throughput, and the line prints
+ * the row's own samples/s: servers=1 at 8000 samples/s (iteration 60 ms)
+ * beats servers=4 at 6000 (50 ms), 8000 / 6000 = 1.33x. It used to rank by
+ * iter_ms / (8 x 32) and print 256 / 50 ms = 5120 samples/s for servers=4
+ * as the best, whose row said 6000 (dgx-a100, --ps-mode async --straggler
+ * 3:2: 4202.9 against the row's 7694.2). */
+Test(sweep, a_parameter_servers_best_is_its_rows_throughput) {
+  struct ds_options o;
+  ds_test_options_ok("--topo x --strategy ps --ps-servers 1,4", &o);
+  struct ds_summary rows[2];
+  memset(rows, 0, sizeof rows);
+  const double ms[2] = {60, 50}, per_s[2] = {8000, 6000};
+  for (int i = 0; i < 2; i++) {
+    rows[i].has_ps = 1;
+    rows[i].world_size = 8;
+    rows[i].batch_per_gpu = 32;
+    rows[i].iter_ms = ms[i];
+    rows[i].samples_per_s = per_s[i];
+    rows[i].peak_mem_gib = 10;
+    rows[i].gpu_mem_gib = 80;
+  }
+  cr_assert_eq(ds_sweep_best_row(&o, rows, 2), 0);
+  char buf[1024] = "";
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "best configuration: ps-servers=1 (60.000 ms per iteration, 8000.0 "
+                        "samples/s, 1.33x the samples/s of the slowest, ps-servers=4 at 50.000 "
+                        "ms); within 1% of the best: 1 of 2 configurations (flatness)\n"),
+            "%s", buf);
+}
+
 Test(sweep, a_configuration_over_memory_is_never_best) {
   /* batch 1024 is the least time per sample (60/64 ms against 20/16 and
    * 10/4 per unit) but needs 90 GiB of an 80 GiB GPU: the best is 256

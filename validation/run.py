@@ -642,13 +642,29 @@ def targets(t):
     return out
 
 
+USAGE = """usage: [DDPSIM_BIN=bin/ddpsim] python3 validation/run.py [--targets]
+
+Runs the ddpsim command of every row of validation/*.csv (DDPSIM_BIN, default
+bin/ddpsim; build it first with make) and prints each group's errors against
+the published measurements, then issue #12's four targets.
+  --targets   print only the targets' summary (every row still runs)
+  -h, --help  this text
+A row of your own: a line in one of those CSVs, or a CSV of your own in
+validation/ with the same columns (validation/README.md), shows in the report.
+Exit status: 0; 1 when a row's command failed or matched no output row; 2 on
+an unknown option or a malformed CSV (its file, line and column named)."""
+
+
 def main(argv):
     only_targets = False
     for a in argv:
         if a == "--targets":
             only_targets = True
+        elif a in ("-h", "--help"):
+            print(USAGE)
+            return 0
         else:
-            print("usage: validation/run.py [--targets]", file=sys.stderr)
+            print("validation/run.py: unknown option '%s'\n%s" % (a, USAGE), file=sys.stderr)
             return 2
     tally = Tally()
     try:

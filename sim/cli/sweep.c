@@ -277,6 +277,13 @@ static const char *median_note(const struct ds_summary *r, char *buf, size_t cap
 /* Time per trained sample: what "best" means when more than the bucket
  * varies (a larger world or batch does more work per iteration). */
 static double ms_per_sample(const struct ds_summary *r) {
+  /* ps: each worker steps at its own rate and the row's throughput sums
+   * them, while the iteration is the slowest worker's (async with a
+   * straggler: half the rate), so the throughput sets the time per sample */
+  if (r->has_ps) {
+    double per_s = ds_sweep_rank_samples_per_s(r);
+    if (per_s > 0) return 1000.0 / per_s;
+  }
   double samples = (double)r->world_size * (double)r->batch_per_gpu *
                    (double)ds_summary_micro_steps(r);
   return samples > 0 ? ds_sweep_rank_ms(r) / samples : ds_sweep_rank_ms(r);

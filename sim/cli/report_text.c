@@ -361,8 +361,8 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   else if (r->has_ps)
     fprintf(fp, "ps (parameter server, %s): %d worker%s, batch %lld/GPU, %d server%s, "
                 "options %s\n", r->ps_async ? "async" : "sync", r->world_size,
-            r->world_size == 1 ? "" : "s", (long long)r->batch_per_gpu, r->ps_servers, r->ps_servers == 1 ? "" : "s",
-            r->ddp_options);
+            r->world_size == 1 ? "" : "s", (long long)r->batch_per_gpu, r->ps_servers,
+            r->ps_servers == 1 ? "" : "s", r->ddp_options);
   else
     fprintf(fp, "%s: %d GPUs, batch %lld/GPU, options %s\n", r->strategy, r->world_size,
             (long long)r->batch_per_gpu, r->ddp_options);

@@ -16,6 +16,7 @@ usage: DDPSIM_BIN=bin/ddpsim python3 bench/aggregate_gap.py   (about 35 s of one
 4096 ranks are left out: per flow, 1 MiB to 4 GiB there is past ddpsim's work
 bound (docs/reliability.md, "Work"), and it refuses the run.
 """
+import argparse
 import csv
 import io
 import os
@@ -69,7 +70,16 @@ def nic800_copy(folder, gpu_nic_gbps):
     return path
 
 
+def parse_args(argv):
+    """The command line as argparse reads it: --help/-h prints this module's docstring
+    (exit 0), a bad argument the usage (exit 2)."""
+    p = argparse.ArgumentParser(prog="python3 bench/aggregate_gap.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    return p.parse_args(argv)
+
+
 def main():
+    parse_args(sys.argv[1:])  # no arguments: --help prints the docstring, anything else is refused
     ddpsim = os.environ.get("DDPSIM_BIN", "bin/ddpsim")
     shipped = [("2node-ib", "topologies/2node-ib.yaml", 16)]
     shipped += [("cluster-64x8-h100", "topologies/cluster-64x8-h100.yaml", g)

@@ -13,6 +13,7 @@ overhead) / their chunks x the clock, as compute_layer.c says; every other call 
 predicted and its error printed, with a least-squares line over all calls (time = a + b x
 ids) for comparison. --fit defaults to the H200 GPT-2 bf16 trace. Standard library only.
 """
+import argparse
 import math
 import os
 import sys
@@ -40,15 +41,21 @@ def calls(path):
     return out
 
 
+def parse_args(argv):
+    """The command line as argparse reads it: --help/-h prints this module's docstring
+    (exit 0), a bad argument the usage (exit 2)."""
+    p = argparse.ArgumentParser(prog="python3 bench/embed_feature_fit.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--fit", action="append", default=[], metavar="TRACE",
+                   help="a trace the chunk cost is fitted on (repeatable; default %s)" % DEFAULT_FIT)
+    p.add_argument("traces", nargs="+", metavar="TRACE.json.gz", help="traces to predict")
+    return p.parse_args(argv)
+
+
 def main():
-    argv = sys.argv[1:]
-    fit = []
-    while argv and argv[0] == "--fit":
-        fit.append(argv[1])
-        argv = argv[2:]
-    if not argv:
-        sys.exit(__doc__)
-    fit = fit or [DEFAULT_FIT]
+    args = parse_args(sys.argv[1:])
+    argv = args.traces
+    fit = args.fit or [DEFAULT_FIT]
     fitted = [c for p in fit for c in calls(p)]
     if not fitted:
         sys.exit("no embedding_backward_feature_kernel in %s" % ", ".join(fit))

@@ -22,6 +22,7 @@ Only the standard library; reads sim/train/grouped_conv_table.inc and
 topologies/gpus.yaml, so it follows the simulator's inputs. It does not run
 bin/ddpsim (bench/README.md says how one row was checked against it).
 """
+import argparse
 import csv
 import math
 import os
@@ -91,8 +92,18 @@ def h200_cycles_per_output(sms, clock, table, mode, gw, pos, stride, batch, p):
     return c, first
 
 
+def parse_args(argv):
+    """The command line as argparse reads it: --help/-h prints this module's docstring
+    (exit 0), a bad argument the usage (exit 2)."""
+    p = argparse.ArgumentParser(prog="python3 bench/gconv_published.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", nargs="?", default=DEFAULT_CSV, metavar="CSV",
+                   help="published timings (default %s)" % DEFAULT_CSV)
+    return p.parse_args(argv)
+
+
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_CSV
+    path = parse_args(sys.argv[1:]).csv
     sms, clock, table = read_table()
     gpus = read_gpus()
     ref = gpus[TABLE_GPU]

@@ -36,6 +36,7 @@ that is the cost ddpsim charges (host_dispatch, sim/net/topo_compute.c). Backwar
 Standard library only.
 """
 
+import argparse
 import collections
 import sys
 
@@ -125,12 +126,19 @@ def model_counts(path):
     return tot
 
 
+def parse_args(argv):
+    """The command line as argparse reads it: --help/-h prints this module's docstring
+    (exit 0), a bad argument the usage (exit 2)."""
+    p = argparse.ArgumentParser(prog="python3 bench/host_kinds.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("traces", nargs="+", metavar="TRACE=MS[=MODEL.yaml]",
+                   help="a trace, its measured ms per iteration, optionally its model file")
+    return p.parse_args(argv)
+
+
 def main(argv):
-    if len(argv) < 2:
-        sys.stderr.write(__doc__)
-        return 2
     pool = collections.Counter()
-    for arg in argv[1:]:
+    for arg in parse_args(argv[1:]).traces:
         path, u, model = (arg.split("=") + [None])[:3]
         rows = measure(path)
         s = float(u) * 1e3 / (sum(r["I"] for r in rows) / len(rows))

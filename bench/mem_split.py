@@ -24,6 +24,7 @@ line. Per run, in GiB:
 
 Needs bin/ddpsim (make). Standard library only.
 """
+import argparse
 import csv
 import os
 import re
@@ -73,8 +74,18 @@ def ddpsim_terms(command):
     sys.exit("bench/mem_split.py: no 'peak memory' line from %s" % command)
 
 
+def parse_args(argv):
+    """The command line as argparse reads it: --help/-h prints this module's docstring
+    (exit 0), a bad argument the usage (exit 2)."""
+    p = argparse.ArgumentParser(prog="python3 bench/mem_split.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", nargs="?", default=DEFAULT_CSV, metavar="MEM_PHASES.csv",
+                   help="bench/mem_phases.py's output (default %s)" % DEFAULT_CSV)
+    return p.parse_args(argv)
+
+
 def main(argv):
-    path = argv[0] if argv else DEFAULT_CSV
+    path = parse_args(argv).csv
     with open(path) as f:
         runs = list(csv.DictReader(f))
     with open(ROWS) as f:

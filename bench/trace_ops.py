@@ -11,6 +11,7 @@ B(ackward), the autograd node (backward) or outermost aten op (forward), the inn
 with its input dims and types, the kernel's name. Optimizer and scaler kernels left out.
 Standard library only.
 """
+import argparse
 import collections
 import os
 import sys
@@ -43,10 +44,20 @@ def rows(path, want):
     return per
 
 
+def parse_args(argv):
+    """The command line as argparse reads it: --help/-h prints this module's docstring
+    (exit 0), a bad argument the usage (exit 2)."""
+    p = argparse.ArgumentParser(prog="python3 bench/trace_ops.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("profile", metavar="PROFILE.json.gz", help="a two-iteration trace")
+    p.add_argument("group", nargs="?", default="copy/cast/reduce", metavar="GROUP|all",
+                   help="a bench/trace_groups.py group (default copy/cast/reduce), or all")
+    return p.parse_args(argv)
+
+
 def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    per = rows(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "copy/cast/reduce")
+    args = parse_args(sys.argv[1:])
+    per = rows(args.profile, args.group)
     print("%8s %6s %8s  %s" % ("ms/iter", "kern", "mean us", "group | F/B node | op dims types"
                                " | kernel"))
     for k, (ms, n) in sorted(per.items(), key=lambda kv: -kv[1][0]):

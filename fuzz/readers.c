@@ -231,7 +231,7 @@ static void run_reference(const char *path) {
   struct ds_busbw_set set;
   memset(&set, 0, sizeof set);
   struct ds_err err = {0};
-  ds_status st = ds_busbw_reference_load(path, &set, &err);
+  ds_status st = ds_busbw_reference_load(path, NULL, &set, &err);
   check_refusal("ds_busbw_reference_load", st, &err, path);
   if (st != DS_OK) return;
   /* and the rows a run on 8 ranks keeps */

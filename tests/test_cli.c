@@ -97,6 +97,79 @@ Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
   ds_test_release(&r);
 }
 
+/* The peak of `ddpsim ARGS --format csv`'s first row, and whether it fits. */
+static double csv_peak(const char *args, int *fits) {
+  char csv_args[512], yes[8];
+  snprintf(csv_args, sizeof csv_args, "%s --format csv", args);
+  struct ds_test_result r = ds_test_cli_ok(csv_args);
+  ds_test_csv_str(r.out, "fits_memory", 0, yes, sizeof yes);
+  *fits = strcmp(yes, "yes") == 0;
+  double peak = ds_test_csv_num(r.out, "peak_mem_gib", 0);
+  ds_test_release(&r);
+  return peak;
+}
+
+Test(cli, a_batch_over_memory_names_the_largest_that_fits) {
+  /* Expected, because the warning bisects the same memory model: the batch
+   * N it names fits with the peak it prints, N + 1 does not, under each
+   * strategy's own model (dp's GPU 0 holds the scattered inputs, ps's
+   * servers the shards: different N). */
+  const char *runs[] = {"--topo 4gpu", "--topo 4gpu --strategy dp", "--topo 4gpu --strategy ps",
+                        "--topo dgx1-v100 --model bert-large-squad"};
+  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+    char over[256];
+    snprintf(over, sizeof over, "%s --batch 2048", runs[i]);
+    struct ds_test_result r = ds_test_cli_ok(over);
+    const char *w = strstr(r.out, "the largest batch per GPU that fits: ");
+    cr_assert_not_null(w, "%s: %s", over, r.out);
+    long long n = 0;
+    double gib = 0;
+    cr_assert_eq(sscanf(w, "the largest batch per GPU that fits: %lld (%lf GiB)", &n, &gib), 2,
+                 "%s: %s", over, w);
+    ds_test_release(&r);
+    char args[256];
+    int fits = 0;
+    snprintf(args, sizeof args, "%s --batch %lld", runs[i], n);
+    double peak = csv_peak(args, &fits);
+    cr_assert(fits, "%s: %g GiB", args, peak);
+    cr_assert_float_eq(peak, gib, 0.005, "%s: %g GiB, the warning said %g", args, peak, gib);
+    snprintf(args, sizeof args, "%s --batch %lld", runs[i], n + 1);
+    peak = csv_peak(args, &fits);
+    cr_assert(!fits, "%s: %g GiB fits", args, peak);
+  }
+  /* BERT-large (Adam) on a V100 16 GB: 15.56 GiB at batch 10, 16.62 at 11 */
+  struct ds_test_result r = ds_test_cli_ok("--topo dgx1-v100 --model bert-large-squad");
+  cr_assert(strstr(r.out, "warning: 38.84 GiB per GPU exceeds the V100-SXM2-16GB's 16.00 GiB of "
+                          "memory; the largest batch per GPU that fits: 10 (15.56 GiB)\n"),
+            "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(cli, a_batch_of_one_over_memory_says_no_batch_fits) {
+  /* Expected, because BERT-large's parameters, Adam's two moments, DDP's
+   * buckets and the step's gradients and temporaries (6.22 GiB without
+   * the buckets) do not depend on the batch: a 4 GiB GPU fits none. */
+  char dir[] = "/tmp/ddpsim-nofit-XXXXXX", path[256], args[512];
+  ds_test_make_dir(dir);
+  char *text = ds_test_slurp("tests/data/gpus.yaml");
+  char *mem = strstr(text, "mem: 16GiB");
+  cr_assert_not_null(mem);
+  memcpy(mem, "mem:  4GiB", 10);
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  ds_test_write_file(path, text);
+  free(text);
+  text = ds_test_slurp("tests/data/pcie4-nop2p-mem.yaml");
+  snprintf(path, sizeof path, "%s/mine.yaml", dir);
+  ds_test_write_file(path, text);
+  free(text);
+  snprintf(args, sizeof args, "--topo %s --model bert-large-squad --batch 8", path);
+  struct ds_test_result r = ds_test_cli_ok(args);
+  cr_assert(strstr(r.out, "of memory; no batch fits: batch 1 already exceeds it\n"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "largest batch"), "%s", r.out);
+  ds_test_release(&r);
+  ds_test_remove_dir(dir);
+}
+
 Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
   /* Expected, because a user's own file rarely sits beside a gpus.yaml:
    * the shipped table is found as data files are. */

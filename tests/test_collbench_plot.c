@@ -97,8 +97,9 @@ Test(collbench_plot, reference_table_reads_nccl_tests_columns) {
    * and busbw_GBps_inplace_published columns. */
   struct ds_busbw_set ref;
   struct ds_err err = {0};
-  cr_assert_eq(ds_busbw_reference_load("tests/data/nccl_allreduce_8xa100_azure.csv", &ref,
-                                       &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_busbw_reference_load("tests/data/nccl_allreduce_8xa100_azure.csv",
+                                       "allreduce", &ref, &err),
+               DS_OK, "%s", err.msg);
   cr_assert_eq(ref.n, 24);
   cr_assert_float_eq(ref.p[0].size_bytes, 1024, 0);
   cr_assert_float_eq(ref.p[0].busbw_gbps, 0.04, 1e-12);
@@ -153,6 +154,58 @@ Test(collbench_plot, reference_rows_at_other_rank_counts_are_left_out) {
   cr_assert(strstr(r.err, "mixed.csv:2:3: column 'nranks': expected a rank count, a whole "
                           "number >= 1, got \"2.5\""), "%s", r.err);
   ds_test_release(&r);
+}
+
+/* A reference table that names its op (ddpsim collective --format csv's op
+ * column, or a column named collective) is compared only with a run of
+ * that op: busbw of all-gather against a simulated all-reduce was drawn
+ * without a word. Another op is refused (exit 2, nothing printed or drawn)
+ * naming the file, line, column and both ops; nccl-tests' spelling
+ * (all_gather) is the same op; a table without the column is not checked. */
+Test(collbench_plot, a_reference_of_another_op_is_refused) {
+  ds_test_require_gnuplot();
+  char ref[256], png[256], args[768], want[600];
+  snprintf(ref, sizeof ref, "%s/ag.csv", dir);
+  snprintf(png, sizeof png, "%s/p.png", dir);
+  ds_test_write_file(ref, "op,nranks,size_bytes,busbw_gbps\nallgather,4,1048576,30\n");
+  snprintf(args, sizeof args, "--topo dgx-a100 -g 4 -b 1M -e 2M --plot %s --reference %s",
+           png, ref);
+  struct ds_test_result r = collective("", args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  snprintf(want, sizeof want, "%s:2:1: column 'op': the table was measured for allgather, the "
+           "run times allreduce (option --op)", ref);
+  cr_assert(strstr(r.err, want), "%s", r.err);
+  cr_assert(strstr(r.err, "give --op allgather, or a table of allreduce"), "%s", r.err);
+  cr_assert_str_eq(r.out, "");
+  cr_assert(access(png, F_OK) != 0, "%s written", png);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--topo dgx-a100 -g 4 --op allgather -b 1M -e 2M --plot %s "
+           "--reference %s", png, ref);
+  r = collective("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "# reference: 1 point of "), "%s", r.out);
+  ds_test_release(&r);
+  unlink(png);
+  ds_test_write_file(ref, "size_bytes,busbw_gbps,collective\n1048576,30,All_Gather\n");
+  r = collective("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  unlink(png);
+  snprintf(args, sizeof args, "--topo dgx-a100 -g 4 --op reducescatter -b 1M -e 2M --plot %s "
+           "--reference %s", png, ref);
+  r = collective("", args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "ag.csv:2:3: column 'collective': the table was measured for "
+                          "All_Gather, the run times reducescatter"), "%s", r.err);
+  ds_test_release(&r);
+  /* no op column: not checked (the Azure table is an all-reduce's, drawn
+   * beside an all-gather without a word: the docs and --help say so) */
+  snprintf(args, sizeof args, "--topo dgx-a100 --op allgather -b 1M -e 2M --plot %s "
+           "--reference tests/data/nccl_allreduce_8xa100_azure.csv", png);
+  r = collective("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  unlink(png);
 }
 
 Test(collbench_plot, reference_errors_exit_2_naming_file_and_line) {

@@ -97,6 +97,12 @@ struct ds_summary {
    * GPU); dp's per-GPU breakdown when has_dp_mem. */
   double peak_mem_gib_gpu0, peak_mem_gib_other;
   double gpu_mem_gib; /* the GPU's memory (the topology's GPU table entry) */
+  /* When the peak exceeds gpu_mem_gib (fit_searched): the largest batch
+   * per GPU that fits under the same memory model (0: not even 1) and its
+   * peak (run_memory.h ds__run_fit_batch); the text's warning says them. */
+  int fit_searched;
+  int64_t fit_batch;
+  double fit_batch_mem_gib;
   /* The compute rates the run charged and where each came from
    * (sim/train/rates.h): the text's "compute rates" line, the CSV's
    * compute_rates column, the JSON's compute_rates list. */

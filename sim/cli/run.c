@@ -19,13 +19,13 @@
 #include "sim/cli/host_range.h"
 #include "sim/cli/report.h"
 #include "sim/cli/run_load.h"
+#include "sim/cli/run_memory.h"
 #include "sim/cli/run_ps.h"
 #include "sim/cli/run_schedule.h"
 #include "sim/cli/run_setup.h"
 #include "sim/cli/sweep.h"
 #include "sim/cli/sweep_measured.h"
 #include "sim/cli/sweep_plot.h"
-#include "sim/train/comm_hook.h"
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
 #include "sim/train/rates.h"
@@ -37,37 +37,6 @@ struct sweep_ctx {
   struct ds_run_trace *capture; /* ds_run_capture (one configuration), or NULL */
   int quiet;                    /* configuration 0's notes said already */
 };
-
-/* DDP's memory (ds_ddp_memory under mo) with the communication hook's
- * buffers on the configuration's steady-state buckets: those it allocates
- * as buckets become ready in the walk (ds_comm_hook_ready_bytes), those it
- * holds all iteration added (ds_comm_hook_memory). */
-static ds_status ddp_memory_with_hook(const struct config_run *c, const struct ds_options *o,
-                                      struct ds_memory_options mo, struct ds_ddp_memory *mem,
-                                      struct ds_err *err) {
-  struct ds_buckets bk = {0};
-  double *ready = NULL;
-  if (o->comm_hook.kind != DS_HOOK_NONE) {
-    ready = malloc((size_t)c->model->n_layers * sizeof *ready);
-    if (!ready || ds_ddp_buckets(c->model, ds_dtype_bytes(o->dtype),
-                                 ds_options_first_bucket_mb(o, o->bucket_mb[0]) * DS_UNITS_MIB,
-                                 o->bucket_mb[0] * DS_UNITS_MIB, DS_BUCKETS_READY,
-                                 &bk) != DS_OK) {
-      free(ready);
-      return ds_err_set(err, DS_ENOMEM, "out of memory");
-    }
-    ds_comm_hook_ready_bytes(&o->comm_hook, c->model, o->dtype, &bk, ready);
-    mo.hook_ready_bytes = ready;
-  }
-  ds_ddp_memory(c->model, &c->compute.precision, c->batch, &mo, mem);
-  if (o->comm_hook.kind != DS_HOOK_NONE) {
-    mem->hook = ds_comm_hook_memory(&o->comm_hook, c->model, o->dtype, &bk);
-    mem->total += mem->hook;
-  }
-  ds_ddp_buckets_release(&bk);
-  free(ready);
-  return DS_OK;
-}
 
 /* Configuration i of the sweep into row (a ds_sweep_fn). */
 static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_err *err) {
@@ -82,57 +51,17 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   c.compute.charged = &charged; /* what the row's pricing charges (compute.h) */
   struct ds_summary *s = &row->sum;
   ds_sweep_set_ids(x->opt, &oc, s);
-  switch (oc.strategy_id) {
-  case DS_STRATEGY_PS:
+  if (oc.strategy_id == DS_STRATEGY_PS) {
     /* its own event loop and row (run_ps.c); no buckets. The speedup over
      * single is filled later for every row. */
     DS_CHECK_GOTO(ds__run_ps(&c, s, err), st, out);
+    DS_CHECK_GOTO(ds__run_fit_batch(&c, &oc, s, err), st, out);
     ds_row_own(row);
     st = DS_OK;
     goto out;
-  case DS_STRATEGY_DP: {
-    if (c.world == 1) { /* DataParallel on one GPU runs the module alone: single's walk (dp.h) */
-      struct ds_memory_options mo = ds__run_memory_options(&c, &oc, DS_STRATEGY_SINGLE);
-      ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
-      s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
-      s->peak_mem_gib_other = 0;
-      break;
-    }
-    struct ds_dp_options dopt = {.world_size = c.world, .batch = c.batch,
-                                 .output_device = oc.dp_output_device,
-                                 .parallel_loss = oc.dp_parallel_loss,
-                                 .grad_kept = c.compute.grad_kept,
-                                 .optimizer_loop = c.compute.optimizer_loop,
-                                 .weight_decay = c.compute.weight_decay};
-    ds_dp_memory(c.model, &c.compute.precision, &dopt, &s->dp_mem);
-    s->has_dp_mem = 1;
-    s->mem = (struct ds_ddp_memory){.params = s->dp_mem.gpu0.params,
-                                    .grads = s->dp_mem.gpu0.grads,
-                                    .optimizer = s->dp_mem.gpu0.optimizer,
-                                    .activations = s->dp_mem.gpu0.activations,
-                                    .total = s->dp_mem.gpu0.total};
-    s->peak_mem_gib_gpu0 = s->dp_mem.gpu0.total / DS_UNITS_GIB;
-    s->peak_mem_gib_other = s->dp_mem.other.total / DS_UNITS_GIB;
-    break;
   }
-  case DS_STRATEGY_SINGLE: { /* no bucket copies; no other GPU (0) */
-    struct ds_memory_options mo = ds__run_memory_options(&c, &oc, oc.strategy_id);
-    ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
-    s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
-    s->peak_mem_gib_other = 0;
-    break;
-  }
-  default: {
-    struct ds_memory_options mo = ds__run_memory_options(&c, &oc, oc.strategy_id);
-    mo.ddp = 1;
-    mo.grad_as_bucket_view = oc.grad_as_bucket_view;
-    DS_CHECK_GOTO(ddp_memory_with_hook(&c, &oc, mo, &s->mem, err), st, out);
-    /* every rank holds the same; "other" is 0 where there is none */
-    s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
-    s->peak_mem_gib_other = c.world > 1 ? s->peak_mem_gib_gpu0 : 0;
-    break;
-  }
-  }
+  DS_CHECK_GOTO(ds__run_memory(&c, &oc, s, err), st, out);
+  DS_CHECK_GOTO(ds__run_fit_batch(&c, &oc, s, err), st, out);
   ds_rates_used(&c.compute, c.model, &s->rates);
   s->strategy = oc.strategy;
   s->model = c.model->name;
@@ -152,8 +81,6 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->batch_per_gpu = c.batch;
   s->iters = oc.iters;
   s->reported_iter = oc.iters - 1;
-  s->peak_mem_gib = s->mem.total / DS_UNITS_GIB;
-  s->gpu_mem_gib = c.topo->gpu.mem_bytes / DS_UNITS_GIB;
   DS_CHECK_GOTO(ds__run_schedule(&c, oc.bucket_mb[0], s, &bucket_bytes, err), st, out);
   ds__run_record_charged(&c, s);
   /* Samples trained per second; no_sync's and --grad-accum's micro-steps

@@ -97,8 +97,8 @@ static void ps_trace_release(struct ps_trace *t) {
 
 /* Per-GPU memory of the ps row: GPU 0, the fullest other GPU, and the
  * breakdown of the fullest of all (a server's GPU). */
-static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
-                           struct ds_err *err) {
+ds_status ds__run_ps_memory(const struct config_run *c, struct ds_summary *s,
+                            struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ps_shards sh;
   DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
@@ -157,7 +157,7 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
     st = ds_err_set(err, DS_ENOMEM, "out of memory");
     goto out;
   }
-  DS_CHECK_GOTO(ps_memory(c, s, err), st, out);
+  DS_CHECK_GOTO(ds__run_ps_memory(c, s, err), st, out);
   struct ds_csv_meta meta = {"ddpsim " DS_VERSION, inputs, o->seed, NULL, 0};
   for (int32_t k = 0; k < n_samples; k++) {
     po.seed = o->seed + (uint64_t)k;

@@ -566,9 +566,16 @@ void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
       print_config(out, o, i);
       fputs(": ", out);
     }
-    if (over)
-      fprintf(out, "%.2f GiB per GPU exceeds the %s's %.2f GiB of memory\n", peak, gpu, cap);
-    else
+    if (over) {
+      fprintf(out, "%.2f GiB per GPU exceeds the %s's %.2f GiB of memory", peak, gpu, cap);
+      /* what to do: the same memory model's largest batch under it */
+      if (rows[i].fit_searched && rows[i].fit_batch > 0)
+        fprintf(out, "; the largest batch per GPU that fits: %lld (%.2f GiB)",
+                (long long)rows[i].fit_batch, rows[i].fit_batch_mem_gib);
+      else if (rows[i].fit_searched)
+        fputs("; no batch fits: batch 1 already exceeds it", out);
+      fputc('\n', out);
+    } else
       fprintf(out, "%.2f GiB per GPU is %.1f %% of the %s's %.2f GiB: the peak runs up to "
               "%.1f %% below PyTorch's max_memory_allocated (validation/memory.csv) and "
               "leaves out the CUDA context: it may not fit\n",

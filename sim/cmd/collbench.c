@@ -562,7 +562,7 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   DS_CHECK(ds_lookup_gpu_table(topo_path, gpus_path, sizeof gpus_path, err));
   /* The plot's inputs are checked before any row is printed. */
   struct ds_busbw_set ref = {0};
-  if (o.reference) DS_CHECK(ds_busbw_reference_load(o.reference, &ref, err));
+  if (o.reference) DS_CHECK(ds_busbw_reference_load(o.reference, o.op, &ref, err));
   ds_status st = o.plot ? ds_gnuplot_check(err) : DS_OK;
   struct ds_topo *topo = NULL;
   if (st == DS_OK) st = ds_topo_load(topo_path, gpus_path, &topo, err);

@@ -98,7 +98,10 @@ static const char usage_rest[] =
     "                         op/algo/proto of the rows printed\n"
     "  --reference CSV        with --plot: a measured table's points (nccl-tests'\n"
     "                         size and busbw columns; docs/collectives.md); rows\n"
-    "                         whose n_ranks column is not the run's left out\n"
+    "                         whose n_ranks column is not the run's left out; a\n"
+    "                         table whose op column names another op than --op\n"
+    "                         refused; one without an op column (nccl-tests') is\n"
+    "                         not checked: give it the --op it was measured for\n"
     "  --help\n";
 
 /* Rows of one table: nccl-tests' own sweeps have a few dozen. */

@@ -5,6 +5,7 @@
  */
 #include "sim/cmd/collbench_plot.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,11 +48,15 @@ static const char *const busbw_names[] = {"busbw_gbps", "busbw_GBps_inplace_publ
                                           "busbw", NULL};
 
 static const char *const ranks_names[] = {"n_ranks", "nranks", "ranks", NULL};
+/* ddpsim collective --format csv's op column, or a table's own */
+static const char *const op_names[] = {"op", "collective", NULL};
 
 /* The columns and the values of the row being read. */
 struct reader {
   struct ds_busbw_set *out;
   int size_col, bw_col, ranks_col; /* ranks_col -1: the table has none */
+  int op_col;                      /* -1: the table names no op */
+  const char *op;                  /* the run's --op, or NULL: not checked */
   double size, bw, ranks;
 };
 
@@ -63,11 +68,24 @@ static int find_col(const struct ds_csvread *t, const char *const *names) {
   return -1;
 }
 
+/* Whether a table's op (text, len) names op: case and '_' or '-' ignored,
+ * so nccl-tests' all_reduce is allreduce. */
+static int same_op(const char *text, size_t len, const char *op) {
+  size_t i = 0;
+  for (;; op++) {
+    while (i < len && (text[i] == '_' || text[i] == '-' || text[i] == ' ')) i++;
+    if (*op == '\0' || i == len) return *op == '\0' && i == len;
+    if (tolower((unsigned char)text[i]) != tolower((unsigned char)*op)) return 0;
+    i++;
+  }
+}
+
 static void on_header(struct ds_csvread *t) {
   struct reader *r = t->ctx;
   r->size_col = find_col(t, size_names);
   r->bw_col = find_col(t, busbw_names);
   r->ranks_col = find_col(t, ranks_names);
+  r->op_col = find_col(t, op_names);
   if (r->size_col < 0 || r->bw_col < 0)
     t->st = ds_err_set(t->err, DS_EINPUT,
                        "%s:%zu: the header row has no %s column (expected one of %s)",
@@ -79,6 +97,21 @@ static void on_header(struct ds_csvread *t) {
 
 static void on_field(struct ds_csvread *t, int c, const char *text, size_t len) {
   struct reader *r = t->ctx;
+  if (c == r->op_col && r->op) {
+    /* a busbw measured for another op is no comparison (all-gather's bus
+     * factor is (n-1)/n, all-reduce's 2(n-1)/n): nccl-tests' names
+     * ("all_reduce") and ddpsim's ("allreduce") both taken, case ignored */
+    int shown = (int)(len > DS_CSVREAD_TEXT_MAX ? DS_CSVREAD_TEXT_MAX : len);
+    const char *more = len > DS_CSVREAD_TEXT_MAX ? "..." : "";
+    if (!same_op(text, len, r->op))
+      t->st = ds_err_set(t->err, DS_EINPUT,
+                         "%s:%zu:%d: column '%s': the table was measured for %.*s%s, the run "
+                         "times %s (option --op): one op's busbw is no measure of another's; "
+                         "give --op %.*s%s, or a table of %s",
+                         t->path, t->row_line, c + 1, t->names[c], shown, text, more, r->op,
+                         shown, text, more, r->op);
+    return;
+  }
   if (c != r->size_col && c != r->bw_col && c != r->ranks_col) return;
   double v;
   if (c == r->ranks_col) {
@@ -124,13 +157,13 @@ ds_status ds_busbw_keep_ranks(struct ds_busbw_set *s, const char *path, int32_t 
                     "with one of those)", path, ranks, ranks_from, counts);
 }
 
-ds_status ds_busbw_reference_load(const char *path, struct ds_busbw_set *out,
+ds_status ds_busbw_reference_load(const char *path, const char *op, struct ds_busbw_set *out,
                                   struct ds_err *err) {
   memset(out, 0, sizeof *out);
   const char *base = strrchr(path, '/');
   snprintf(out->groups[0], DS_BUSBW_GROUP_MAX, "reference: %s", base ? base + 1 : path);
   out->n_groups = 1;
-  struct reader r = {.out = out};
+  struct reader r = {.out = out, .op = op};
   struct ds_csvread t = {.path = path, .err = err, .max_cols = 64, .on_header = on_header,
                          .on_field = on_field, .on_row = on_row, .ctx = &r};
   ds_status st = ds_csvread_file(&t, "--reference");

@@ -45,10 +45,15 @@ void ds_busbw_release(struct ds_busbw_set *s);
  * skipped, a header row naming the size column (size_bytes,
  * size_bytes_assumed_2^k or size, in bytes) and the busbw column
  * (busbw_gbps, busbw_GBps_inplace_published or busbw, in GB/s), and
- * optionally the rank count (n_ranks, nranks or ranks), then one row per
- * size. Errors are DS_EINPUT naming FILE:LINE (and :FIELD and the
- * column for a bad value). Points go to group 0, named "reference: BASENAME". */
-ds_status ds_busbw_reference_load(const char *path, struct ds_busbw_set *out,
+ * optionally the rank count (n_ranks, nranks or ranks) and the op (op or
+ * collective), then one row per size. Errors are DS_EINPUT naming
+ * FILE:LINE (and :FIELD and the column for a bad value). When op is not
+ * NULL, a row whose op column names another op (case, '_' and '-'
+ * ignored: all_reduce is allreduce) is DS_EINPUT naming both ops; a table
+ * without the column is not checked (nccl-tests' own tables name the op
+ * only in their binary's name). Points go to group 0, named
+ * "reference: BASENAME". */
+ds_status ds_busbw_reference_load(const char *path, const char *op, struct ds_busbw_set *out,
                                   struct ds_err *err);
 
 /* Keeps the points measured at `ranks` ranks: those of a row whose rank

@@ -286,7 +286,9 @@ int ds_coll_finishes_together(const struct ds_coll *coll);
  *   reducescatter    T = (N-1) a + (N-1)/N S/B on a uniform ring
  *   broadcast      pipelined chain along the ring from the root (reduce:
  *   reduce           to the root, from root+1), C chunks of S/C, per flow:
- *                    T = (N-1) a + (N+C-2) S/(C B)   (latency trailing)
+ *                    T = (N-1) a + (N+C-2) S/(C B)   (latency trailing);
+ *                    on the ring's rails where it has them, as the ring
+ *                    kinds (coll_chain_rails.c): a chain of S/K per rail
  *   gather,        point to point between the root and every other rank,
  *   scatter          all at once (NCCL 2.28 ncclGather/ncclScatter on p2p):
  *                    T = a + (N-1)/N S/B when the root's link is the bottleneck

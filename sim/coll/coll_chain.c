@@ -40,6 +40,11 @@
  * LL and LL128 a piece is what the next rank can start on, a line (8 B) or
  * a warp slice (1920 B), at most 16 (N-1) equal pieces (nccl_model.h,
  * ds_nccl_chain_chunks; coll.h ds_coll_forward_unit_bytes).
+ *
+ * This is one chain over one ring (spec->ring, in its order). A ring with
+ * rails runs one such chain per rail, S/K each, from the same root GPU
+ * (sim/coll/coll_chain_rails.c), as NCCL runs each channel's part on that
+ * channel's ring.
  */
 #include <stdlib.h>
 

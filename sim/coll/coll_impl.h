@@ -83,6 +83,10 @@ int32_t ds__ring_rail_channels(int32_t channels, int32_t n_rails);
 
 ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
                              struct ds_coll **out, struct ds_err *err);
+/* The chain over ring's rails (sim/coll/coll_chain_rails.c): ring is
+ * spec->ring, or under a protocol ds_ring_nccl's, with n_rails >= 1. */
+ds_status ds__coll_chain_rails_new(const struct ds_coll_spec *spec, const struct ds_ring *ring,
+                                   int reduce, struct ds_coll **out, struct ds_err *err);
 /* All-reduce algorithms other than the ring (coll.h enum ds_ar_algo). */
 ds_status ds__coll_tree_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                             struct ds_err *err);

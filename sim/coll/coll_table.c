@@ -53,14 +53,25 @@ static ds_status create_half_ring(const struct ds_coll_spec *s, struct ds_coll *
   return st == DS_OK ? st : ds_err_set(err, st, "collective: cannot create");
 }
 
+/* Broadcast and reduce run NCCL's Ring algorithm on the rings the ring
+ * kinds run (ring_or_rails): the ring's rails, under a protocol NCCL's
+ * channel rings where the search made them; a plain ring in rank order
+ * where there are none. */
+static ds_status chain_on_rails(const struct ds_coll_spec *s, int reduce, struct ds_coll **out,
+                                struct ds_err *err) {
+  const struct ds_ring *ring = s->proto ? ds_ring_nccl(s->ring) : s->ring;
+  if (ring->n_rails > 0) return ds__coll_chain_rails_new(s, ring, reduce, out, err);
+  return ds__coll_chain_new(s, reduce, out, err);
+}
+
 static ds_status create_broadcast(const struct ds_coll_spec *s, struct ds_coll **out,
                                   struct ds_err *err) {
-  return ds__coll_chain_new(s, 0, out, err);
+  return chain_on_rails(s, 0, out, err);
 }
 
 static ds_status create_reduce(const struct ds_coll_spec *s, struct ds_coll **out,
                                struct ds_err *err) {
-  return ds__coll_chain_new(s, 1, out, err);
+  return chain_on_rails(s, 1, out, err);
 }
 
 static ds_status create_gather(const struct ds_coll_spec *s, struct ds_coll **out,

@@ -110,16 +110,10 @@ import statistics
 import sys
 import time
 
-# torch first, so that a machine without it gets what to do (exit 2, as
-# tools/export_model.py), not a traceback
-try:
-    import torch
-except ImportError as e:  # pragma: no cover - depends on the machine
-    sys.stderr.write("%s: %s\nthis tool needs PyTorch; install it into a virtual environment "
-                     "outside the repository:\n  python3 -m venv /root/venv-torch\n"
-                     "  /root/venv-torch/bin/pip install torch torchvision transformers\n"
-                     "then run it with /root/venv-torch/bin/python3\n" % (os.path.basename(__file__), e))
-    sys.exit(2)
+# torch first, so that a machine without it gets what to do (exit 2), not a
+# traceback; the script's folder is sys.path[0]
+from torch_required import import_torch
+torch = import_torch(__file__)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

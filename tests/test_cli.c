@@ -145,6 +145,37 @@ Test(cli, a_batch_over_memory_names_the_largest_that_fits) {
   ds_test_release(&r);
 }
 
+Test(cli, a_batch_within_the_margin_names_the_largest_with_it) {
+  /* Expected, because the note bisects the same memory model with the
+   * margin report.h states (DS_REPORT_PEAK_UNDER_MEASURED, 5.2 %): the batch
+   * N it names has peak / (1 - 0.052) within the GPU's memory, N + 1 not. */
+  const char *args = "--topo 4gpu --batch 960"; /* 77.20 of 80 GiB: fits, not with the margin */
+  int fits = 0;
+  double peak = csv_peak(args, &fits);
+  cr_assert(fits && peak / (1 - 0.052) > 80, "%s: %g GiB", args, peak);
+  struct ds_test_result r = ds_test_cli_ok(args);
+  const char *w = strstr(r.out, "it may not fit; the largest batch per GPU within that margin: ");
+  cr_assert_not_null(w, "%s", r.out);
+  long long n = 0;
+  double gib = 0;
+  cr_assert_eq(sscanf(w, "it may not fit; the largest batch per GPU within that margin: %lld (%lf GiB)",
+                      &n, &gib), 2, "%s", w);
+  ds_test_release(&r);
+  char at[256];
+  snprintf(at, sizeof at, "--topo 4gpu --batch %lld", n);
+  peak = csv_peak(at, &fits);
+  cr_assert(peak / (1 - 0.052) <= 80, "%s: %g GiB", at, peak);
+  cr_assert_float_eq(peak, gib, 0.005, "%s: %g GiB, the note said %g", at, peak, gib);
+  snprintf(at, sizeof at, "--topo 4gpu --batch %lld", n + 1);
+  peak = csv_peak(at, &fits);
+  cr_assert(peak / (1 - 0.052) > 80, "%s: %g GiB", at, peak);
+  /* and no note (nor warning) at that batch */
+  snprintf(at, sizeof at, "--topo 4gpu --batch %lld", n);
+  r = ds_test_cli_ok(at);
+  cr_assert_null(strstr(r.out, "may not fit"), "%s", r.out);
+  ds_test_release(&r);
+}
+
 Test(cli, a_batch_of_one_over_memory_says_no_batch_fits) {
   /* Expected, because BERT-large's parameters, Adam's two moments, DDP's
    * buckets and the step's gradients and temporaries (6.22 GiB without

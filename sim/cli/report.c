@@ -247,6 +247,10 @@ int ds_report_fits_memory(const struct ds_summary *s) {
   return ds_report_peak_mem_gib(s) <= s->gpu_mem_gib;
 }
 
+int ds_report_fits_memory_with_margin(const struct ds_summary *s) {
+  return ds_report_peak_mem_gib(s) / (1 - DS_REPORT_PEAK_UNDER_MEASURED) <= s->gpu_mem_gib;
+}
+
 int ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows, int32_t n) {
   switch (fmt) {
   case DS_FORMAT_CSV: return ds__report_print_csv(fp, rows, n);

@@ -98,9 +98,10 @@ ds_status ds__run_memory(const struct config_run *c, const struct ds_options *o,
   return DS_OK;
 }
 
-/* Whether configuration c at `batch` fits, and its peak (GiB). */
+/* Whether configuration c at `batch` fits (with the margin when
+ * with_margin: report.h), and its peak (GiB). */
 static ds_status fits_at(const struct config_run *c, const struct ds_options *o, int64_t batch,
-                         int *fits, double *peak_gib, struct ds_err *err) {
+                         int with_margin, int *fits, double *peak_gib, struct ds_err *err) {
   /* both large (the NCCL model, the row's arrays): off the stack */
   struct config_run *at = malloc(sizeof *at);
   struct ds_summary *s = calloc(1, sizeof *s);
@@ -112,7 +113,7 @@ static ds_status fits_at(const struct config_run *c, const struct ds_options *o,
   *at = *c; /* read only: its ring, model and topology stay c's */
   at->batch = batch;
   DS_CHECK_GOTO(ds__run_memory(at, o, s, err), st, out);
-  *fits = ds_report_fits_memory(s);
+  *fits = with_margin ? ds_report_fits_memory_with_margin(s) : ds_report_fits_memory(s);
   *peak_gib = ds_report_peak_mem_gib(s);
 out:
   free(at);
@@ -122,7 +123,10 @@ out:
 
 ds_status ds__run_fit_batch(const struct config_run *c, const struct ds_options *o,
                             struct ds_summary *s, struct ds_err *err) {
-  if (ds_report_fits_memory(s)) return DS_OK;
+  if (ds_report_fits_memory_with_margin(s)) return DS_OK;
+  /* over the capacity: the largest batch that fits it; within the margin
+   * of it: the largest that fits with the margin */
+  int with_margin = ds_report_fits_memory(s);
   /* invariant: batch lo fits (0 stands for none), batch hi does not */
   int64_t lo = 0, hi = c->batch;
   double lo_gib = 0;
@@ -130,7 +134,7 @@ ds_status ds__run_fit_batch(const struct config_run *c, const struct ds_options 
     int64_t mid = lo + (hi - lo) / 2;
     int fits = 0;
     double gib = 0;
-    DS_CHECK(fits_at(c, o, mid, &fits, &gib, err));
+    DS_CHECK(fits_at(c, o, mid, with_margin, &fits, &gib, err));
     if (fits) {
       lo = mid;
       lo_gib = gib;
@@ -139,6 +143,7 @@ ds_status ds__run_fit_batch(const struct config_run *c, const struct ds_options 
     }
   }
   s->fit_searched = 1;
+  s->fit_with_margin = with_margin;
   s->fit_batch = lo;
   s->fit_batch_mem_gib = lo_gib;
   return DS_OK;

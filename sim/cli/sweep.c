@@ -540,12 +540,6 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   print_any_scaling(out, o, rows, n);
 }
 
-/* How far below PyTorch's torch.cuda.max_memory_allocated the peak ran on
- * the six H200 runs of validation/memory.csv (0.3 to 5.2 %: the input
- * batch, workspaces and gradients in flight are not counted): a peak within
- * that of the capacity may not fit, though fits_memory says yes. */
-#define PEAK_MEM_UNDER_MEASURED 0.052
-
 void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
                                     const struct ds_summary *rows, int32_t n,
                                     const char *gpu) {
@@ -553,9 +547,9 @@ void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
   for (int32_t i = 0; i < n; i++) {
     double peak = ds_report_peak_mem_gib(&rows[i]), cap = rows[i].gpu_mem_gib;
     int over = !fits(&rows[i]);
-    /* the peak is up to that fraction below the measurement, so the
-     * measurement may be peak / (1 - fraction), 5.5 % above it */
-    if (!over && peak / (1 - PEAK_MEM_UNDER_MEASURED) <= cap) continue;
+    /* the peak is up to DS_REPORT_PEAK_UNDER_MEASURED below the
+     * measurement, which may be 5.5 % above it (report.h) */
+    if (!over && ds_report_fits_memory_with_margin(&rows[i])) continue;
     fputs(first ? "\n" : "", out);
     fputs(over ? "warning: " : "note: ", out);
     first = 0;
@@ -575,10 +569,15 @@ void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
       else if (rows[i].fit_searched)
         fputs("; no batch fits: batch 1 already exceeds it", out);
       fputc('\n', out);
-    } else
+    } else {
       fprintf(out, "%.2f GiB per GPU is %.1f %% of the %s's %.2f GiB: the peak runs up to "
               "%.1f %% below PyTorch's max_memory_allocated (validation/memory.csv) and "
-              "leaves out the CUDA context: it may not fit\n",
-              peak, 100 * peak / cap, gpu, cap, 100 * PEAK_MEM_UNDER_MEASURED);
+              "leaves out the CUDA context: it may not fit",
+              peak, 100 * peak / cap, gpu, cap, 100 * DS_REPORT_PEAK_UNDER_MEASURED);
+      if (rows[i].fit_searched && rows[i].fit_with_margin && rows[i].fit_batch > 0)
+        fprintf(out, "; the largest batch per GPU within that margin: %lld (%.2f GiB)",
+                (long long)rows[i].fit_batch, rows[i].fit_batch_mem_gib);
+      fputc('\n', out);
+    }
   }
 }

@@ -119,10 +119,12 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
 /* One warning per row whose peak memory exceeds the GPU's ("warning:
  * batch=1024: 82.33 GiB per GPU exceeds the A100-SXM4-80GB's 80.00 GiB of
  * memory; the largest batch per GPU that fits: N (X GiB)", or "no batch
- * fits: ..." when not even batch 1 does: ds_summary's fit_batch), and a note per row above 94.8 % of it, where the measurement
- * (up to 5.2 % above the peak) may not fit ("note: 77.87 GiB per GPU is
- * 97.3 % of ...: it may not fit"), naming its configuration when there are several; gpu is the
- * GPU's printable name. */
+ * fits: ..." when not even batch 1 does: ds_summary's fit_batch), and a
+ * note per row above 94.8 % of it, where the measurement (up to 5.5 %
+ * above the peak: report.h's DS_REPORT_PEAK_UNDER_MEASURED) may not fit
+ * ("note: 77.20 GiB per GPU is 96.5 % of ...: it may not fit; the largest
+ * batch per GPU within that margin: N (X GiB)"), naming its configuration
+ * when there are several; gpu is the GPU's printable name. */
 void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
                                     const struct ds_summary *rows, int32_t n,
                                     const char *gpu);

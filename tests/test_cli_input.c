@@ -83,12 +83,36 @@ Test(cli, tf32_under_a_half_dtype_is_refused_as_ignored) {
                          "option --tf32 all: the TF32 switch of fp32 math, but --dtype fp16 "
                          "runs every convolution and matmul in fp16; it would be ignored");
   ds_test_ddpsim_refuses("--topo 4gpu --dtype bf16 --tf32 none", "option --tf32 none:");
-  static const char *const accepted[] = {"--dtype fp16 --tf32 conv", "--amp fp16 --tf32 all",
+  static const char *const accepted[] = {"--dtype fp16 --tf32 conv", "--amp fp16 --tf32 conv",
                                          "--dtype fp32 --tf32 none"};
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model "
              "tests/data/tiny-model.yaml %s --format csv", accepted[i]);
+    struct ds_test_result r = ds_test_cli_ok(args);
+    ds_test_release(&r);
+  }
+}
+
+/* Under --amp only PowerSGD's GEMMs run fp32 math: --tf32 none is what conv
+ * runs there, and all without PowerSGD moves nothing. Both exited 0 with
+ * the default's numbers on every shipped model and CSV tf32 "all"/"none". */
+Test(cli, tf32_under_amp_is_refused_where_ignored) {
+  ds_test_ddpsim_refuses("--topo 4gpu --amp fp16 --tf32 all",
+                         "option --tf32 all: the TF32 switch of fp32 math, but --amp fp16 "
+                         "runs every convolution and matmul in fp16 (only --comm-hook "
+                         "powersgd's fp32 GEMMs would move to TF32); it would be ignored");
+  ds_test_ddpsim_refuses("--topo 4gpu --amp bf16 --tf32 none --comm-hook powersgd:4",
+                         "option --tf32 none: the TF32 switch of fp32 math, but --amp bf16 "
+                         "runs every convolution and matmul in bf16, and PowerSGD's fp32 "
+                         "GEMMs run in FP32 under conv too; it would be ignored");
+  /* PowerSGD in the run, alone or in a sweep of hooks: all moves its GEMMs */
+  static const char *const accepted[] = {"--comm-hook powersgd:1",
+                                         "--comm-hook none,powersgd:1"};
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo 4gpu --world-size 2 --batch 2 --amp fp16 --tf32 all "
+             "%s --format csv", accepted[i]);
     struct ds_test_result r = ds_test_cli_ok(args);
     ds_test_release(&r);
   }

@@ -785,3 +785,24 @@ Test(dp, only_ddp_rows_say_aggregate) {
   ds_test_release(&a);
   ds_test_release(&f);
 }
+
+/* Nor do ddp's direct and reduce-broadcast all-reduces, which run per flow
+ * whatever --coll-model says: their row said aggregate, and the header
+ * "rings and trees aggregated", for the per-flow timeline. The ring's row
+ * still says aggregate. */
+Test(dp, per_flow_algorithms_say_flow_under_aggregate) {
+  static const char *const algos[] = {"direct", "reduce-broadcast", "ring"};
+  for (size_t i = 0; i < sizeof algos / sizeof *algos; i++) {
+    char args[256], got[16];
+    snprintf(args, sizeof args, TINY "--algo %s --coll-model aggregate --format csv", algos[i]);
+    struct ds_test_result a = ds_test_cli(args);
+    cr_assert_eq(a.status, 0, "%s: %s", args, a.err);
+    ds_test_csv_str(a.out, "coll_model", 0, got, sizeof got);
+    cr_assert_str_eq(got, strcmp(algos[i], "ring") == 0 ? "aggregate" : "flow", "%s", args);
+    ds_test_release(&a);
+  }
+  struct ds_test_result t = ds_test_cli(TINY "--algo direct --coll-model aggregate");
+  cr_assert_eq(t.status, 0, "%s", t.err);
+  cr_assert(strstr(t.out, ", collectives per flow\n"), "%s", t.out);
+  ds_test_release(&t);
+}

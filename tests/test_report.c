@@ -68,3 +68,35 @@ Test(report, csv_rates_and_kernel_models_are_written_whole) {
   cr_assert_str_eq(csv + len - end, expect_end);
   free(csv);
 }
+
+/* The text header of a sweep holds for every block: where the rows differ
+ * in batch, collective model (--coll-model auto past 64 ranks) or
+ * iteration 0, it gives them over the rows. It named the first row's batch
+ * and iteration 0, and "collectives per flow" above a 512-rank block that
+ * ran aggregated. */
+Test(report, sweep_header_covers_every_row) {
+  struct ds_summary rows[3];
+  for (int i = 0; i < 3; i++) {
+    rows[i] = plain_row();
+    snprintf(rows[i].comm_hook, sizeof rows[i].comm_hook, "none");
+    rows[i].nccl_extra = "none";
+    rows[i].iters = 2;
+    rows[i].reported_iter = 1;
+  }
+  rows[0].world_size = 8, rows[0].batch_per_gpu = 16, rows[0].first_iter_ms = 30;
+  rows[1].world_size = 64, rows[1].batch_per_gpu = 16, rows[1].first_iter_ms = 31.5;
+  rows[2].world_size = 512, rows[2].batch_per_gpu = 32, rows[2].first_iter_ms = 33.25;
+  rows[2].coll_model = "aggregate";
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert(fp);
+  cr_assert_eq(ds_report_print(fp, DS_FORMAT_TEXT, rows, 3), 0);
+  cr_assert_eq(fclose(fp), 0);
+  cr_assert(strstr(text, "ddp: m on t (8 to 512 x g), batch 16 to 32/GPU, fp32, network maxmin, "
+                         "collectives per flow at 8 to 64 ranks, rings and trees aggregated at "
+                         "512\n"),
+            "%s", text);
+  cr_assert(strstr(text, "(iteration 0: 30.000 to 33.250 ms by configuration)\n"), "%s", text);
+  free(text);
+}

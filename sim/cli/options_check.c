@@ -253,6 +253,25 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                       "--dtype %s runs every convolution and matmul in %s; it would be "
                       "ignored (drop it, or train in fp32: --dtype fp32 or --amp)",
                       ds_tf32_name(o->tf32), ds_dtype_name(o->dtype), ds_dtype_name(o->dtype));
+  /* Under --amp autocast runs every convolution, matmul and attention (and
+   * every layer without a class) in the half type, so the one fp32 math
+   * left is PowerSGD's GEMMs: matmuls, which none leaves in FP32 as conv
+   * does and all moves to TF32. Without PowerSGD in the run, all and none
+   * changed nothing (every shipped model, fp16 and bf16) yet printed
+   * "flags: --tf32 all" and CSV tf32 "all". */
+  if (o->amp != DS_AMP_NONE && o->tf32 != DS_TF32_CONV) {
+    int powersgd = 0;
+    for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++)
+      powersgd |= o->comm_hooks[k].kind == DS_HOOK_POWERSGD;
+    if (o->tf32 == DS_TF32_NONE || !powersgd)
+      return ds_err_set(err, DS_EUSAGE, "option --tf32 %s: the TF32 switch of fp32 math, but "
+                        "--amp %s runs every convolution and matmul in %s%s; it would be "
+                        "ignored (drop it)", ds_tf32_name(o->tf32), ds_amp_name(o->amp),
+                        ds_amp_name(o->amp),
+                        o->tf32 == DS_TF32_NONE
+                            ? ", and PowerSGD's fp32 GEMMs run in FP32 under conv too"
+                            : " (only --comm-hook powersgd's fp32 GEMMs would move to TF32)");
+  }
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");

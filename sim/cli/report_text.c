@@ -557,6 +557,37 @@ static const char *coll_model_text(const char *coll_model) {
                                          : "rings and trees aggregated";
 }
 
+/* "8" or, over a sweep, "1 to 8". */
+static void text_range_int(char *buf, size_t cap, long long lo, long long hi) {
+  if (lo == hi) snprintf(buf, cap, "%lld", lo);
+  else snprintf(buf, cap, "%lld to %lld", lo, hi);
+}
+
+/* The header's collective model over the rows: one, or each with the
+ * world sizes that ran it (--coll-model auto: per flow up to 64 ranks,
+ * aggregated past them; "collectives per flow at 8 to 64 ranks, rings and
+ * trees aggregated at 512"). */
+static void coll_models_text(const struct ds_summary *rows, int32_t n, char *buf, size_t cap) {
+  long long lo[2] = {0, 0}, hi[2] = {0, 0};
+  int seen[2] = {0, 0};
+  for (int32_t i = 0; i < n; i++) {
+    int k = strcmp(rows[i].coll_model, "flow") != 0;
+    long long w = rows[i].world_size;
+    if (!seen[k] || w < lo[k]) lo[k] = w;
+    if (!seen[k] || w > hi[k]) hi[k] = w;
+    seen[k] = 1;
+  }
+  if (!seen[0] || !seen[1]) {
+    snprintf(buf, cap, "%s", coll_model_text(rows[0].coll_model));
+    return;
+  }
+  char flow[48], agg[48];
+  text_range_int(flow, sizeof flow, lo[0], hi[0]);
+  text_range_int(agg, sizeof agg, lo[1], hi[1]);
+  snprintf(buf, cap, "collectives per flow at %s ranks, rings and trees aggregated at %s",
+           flow, agg);
+}
+
 /* The all-reduce's line, after `indent`: NCCL's model when it chooses
  * (auto: the algorithm too, per call) or runs a protocol (nvls/auto); the
  * other names are the plain algorithms; none (one rank) runs nothing. */
@@ -600,8 +631,8 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     return;
   }
   /* A sweep of world size, batch, no_sync, straggler factor, jitter, ring
-   * chunks or hook names them on every block (the header line shows the
-   * first configuration's). */
+   * chunks or hook names them on every block (the header line gives the
+   * ranks, batch, collective model and iteration 0 over every block). */
   int vary_world = 0, vary_batch = 0, vary_sync = 0, vary_chunks = 0, vary_hook = 0;
   int vary_straggler = 0, vary_jitter = 0, vary_algo = 0;
   for (int32_t i = 1; i < n; i++) {
@@ -622,24 +653,40 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (rows[i].world_size < least) least = rows[i].world_size;
     if (rows[i].world_size > most) most = rows[i].world_size;
   }
+  /* The header's ranks, batch, collective model and iteration 0 hold for
+   * every block: a range where the sweep moves them (a batch sweep's
+   * header named its first batch; --coll-model auto's per-flow header a
+   * sweep whose rows past 64 ranks ran aggregated; iteration 0 the first
+   * row's, where each configuration has its own: CSV first_iter_ms). */
+  char ranks[48], batch[48], coll[160], first[80];
+  text_range_int(ranks, sizeof ranks, least, most);
+  long long b_lo = rows[0].batch_per_gpu, b_hi = b_lo;
+  double f_lo = rows[0].first_iter_ms, f_hi = f_lo;
+  for (int32_t i = 1; i < n; i++) {
+    if (rows[i].batch_per_gpu < b_lo) b_lo = rows[i].batch_per_gpu;
+    if (rows[i].batch_per_gpu > b_hi) b_hi = rows[i].batch_per_gpu;
+    if (rows[i].first_iter_ms < f_lo) f_lo = rows[i].first_iter_ms;
+    if (rows[i].first_iter_ms > f_hi) f_hi = rows[i].first_iter_ms;
+  }
+  if (b_lo == b_hi) snprintf(batch, sizeof batch, "%lld", b_lo);
+  else snprintf(batch, sizeof batch, "%lld to %lld", b_lo, b_hi);
+  coll_models_text(rows, n, coll, sizeof coll);
+  if (f_lo == f_hi) snprintf(first, sizeof first, "%.3f ms", f_lo);
+  else snprintf(first, sizeof first, "%.3f to %.3f ms by configuration", f_lo, f_hi);
   char model[DS_NAME_CAP], topology[DS_NAME_CAP], gpu[DS_NAME_CAP];
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
-    char ranks[32]; /* "8" or, for a sweep of the world size, "1 to 8" */
-    if (least == most) snprintf(ranks, sizeof ranks, "%d", least);
-    else snprintf(ranks, sizeof ranks, "%d to %d", least, most);
     if (i == 0)
       fprintf(fp,
-              "%s: %s on %s (%s x %s), batch %lld/GPU, %s, network %s, %s\n"
+              "%s: %s on %s (%s x %s), batch %s/GPU, %s, network %s, %s\n"
               "iterations simulated: %d; reporting iteration %d "
-              "(iteration 0: %.3f ms)\n",
+              "(iteration 0: %s)\n",
               r->strategy, ds_textout_printable(r->model, model, sizeof model),
               ds_textout_printable(r->topology, topology, sizeof topology), ranks,
               ds_textout_printable(r->gpu, gpu, sizeof gpu),
-              (long long)r->batch_per_gpu, ds_report_precision(r), r->net_model,
-              coll_model_text(r->coll_model),
+              batch, ds_report_precision(r), r->net_model, coll,
               r->iters,
-              r->reported_iter, r->first_iter_ms);
+              r->reported_iter, first);
     if (i == 0 && !vary_algo) print_allreduce(fp, r, "");
     if (i == 0) print_flags(fp, r);
     if (i == 0) print_rates(fp, rows, n);

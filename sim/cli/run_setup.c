@@ -226,6 +226,16 @@ static ds_status check_ddp_ring_chunks(const struct config_run *c, const struct 
  * src/graph/tuning.cc:294 skips every other algorithm for them), so auto
  * (NCCL's ring, its protocol per size) and ring (the plain chain; with
  * --proto, NCCL's ring under it) are what dp can run. */
+/* An all-reduce algorithm chosen by name that runs per flow whatever
+ * --coll-model says (sim/coll: only the ring, tree and NVLSTree, and
+ * hierarchical's rings, aggregate): direct, reduce-broadcast, and NVLS
+ * within one node, where it is no NVLSTree. */
+static int per_flow_only(const struct ds_options *o, const struct config_run *c) {
+  if (o->algo_auto) return 0;
+  return o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST ||
+         (o->ar_algo == DS_AR_NVLS && c->world <= c->topo->gpus_per_node);
+}
+
 static ds_status check_dp_algo(const struct ds_options *o, struct ds_err *err) {
   if (o->algo_auto || o->ar_algo == DS_AR_RING) return DS_OK;
   return ds_err_set(err, DS_EUSAGE, "option --algo %s: --strategy dp's broadcasts and "
@@ -271,6 +281,11 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
    * says flow (a review: `--strategy dp,ddp --coll-model aggregate` labelled
    * dp's row aggregate at the same time as flow) */
   if (o->strategy_id != DS_STRATEGY_DDP) c->coll_model = DS_COLL_FLOW;
+  /* nor do direct, reduce-broadcast and NVLS within one node (no NVLSTree):
+   * ddp's all-reduces and its buffer broadcast ran the same timeline under
+   * aggregate, which the row and the header still named (`--algo direct
+   * --coll-model aggregate`, and --coll-model auto past 64 ranks) */
+  if (per_flow_only(o, c)) c->coll_model = DS_COLL_FLOW;
   if (o->ring_chunks > 1 && c->coll_model == DS_COLL_AGGREGATE)
     return ds_ring_chunks_aggregate_refuse(
         o->coll_model == DS_COLL_CHOICE_AGGREGATE ? 0 : c->world, err);
@@ -372,7 +387,8 @@ void ds__run_work_advice(const struct config_run *c, int collectives, char *buf,
     w = snprintf(buf + n, cap - n, __VA_ARGS__);                                       \
     if (w > 0 && (size_t)w < cap - n) n += (size_t)w;                                  \
   } while (0)
-  if (collectives && c->coll_model == DS_COLL_FLOW && c->world > DS_AUTO_AGGREGATE_ABOVE)
+  if (collectives && c->coll_model == DS_COLL_FLOW && c->world > DS_AUTO_AGGREGATE_ABOVE &&
+      !per_flow_only(o, c))
     ADVISE("--coll-model aggregate or auto (one flow per ring or tree past 64 ranks, "
            "within 0.1-10%% of per flow: docs/collectives.md)");
   if (o->iters > 2) ADVISE("fewer --iters (%d; 2 reach DDP's steady state)", (int)o->iters);

@@ -73,8 +73,8 @@ Test(sweep, a_parameter_servers_best_is_its_rows_throughput) {
   char buf[1024] = "";
   print_best(&o, rows, 2, buf, sizeof buf);
   cr_assert(strstr(buf, "best configuration: ps-servers=1 (60.000 ms per iteration, 8000.0 "
-                        "samples/s, 1.33x the samples/s of the slowest, ps-servers=4 at 50.000 "
-                        "ms); within 1% of the best: 1 of 2 configurations (flatness)\n"),
+                        "samples/s, 1.33x the lowest throughput, ps-servers=4 at 6000.0 "
+                        "samples/s and 50.000 ms); within 1% of the best: 1 of 2 configurations (flatness)\n"),
             "%s", buf);
 }
 
@@ -91,8 +91,8 @@ Test(sweep, a_configuration_over_memory_is_never_best) {
   char buf[1024] = "";
   print_best(&o, rows, 3, buf, sizeof buf);
   cr_assert(strstr(buf, "best configuration: batch=256 (20.000 ms per iteration, 51200.0 "
-                        "samples/s, 2.00x the samples/s of the slowest, batch=64 at 10.000 ms); "
-                        "within 1% of the best: 1 of 2 configurations (flatness); 2 of 3 "
+                        "samples/s, 2.00x the lowest throughput, batch=64 at 25600.0 samples/s and "
+                        "10.000 ms); within 1% of the best: 1 of 2 configurations (flatness); 2 of 3 "
                         "configurations fit in the GPU's memory, the others are not ranked\n"),
             "%s", buf);
   /* each row over memory warned, by name; 80 GiB exactly fits, with a
@@ -120,8 +120,8 @@ Test(sweep, a_configuration_over_memory_is_never_best) {
   batch_rows(&o, rows, small);
   print_best(&o, rows, 3, buf, sizeof buf);
   cr_assert(strstr(buf, "best configuration: batch=1024 (60.000 ms per iteration, 68266.7 "
-                        "samples/s, 2.67x the samples/s of the slowest, batch=64 at 10.000 ms); "
-                        "within 1% of the best: 1 of 3 configurations (flatness)\n"),
+                        "samples/s, 2.67x the lowest throughput, batch=64 at 25600.0 samples/s and "
+                        "10.000 ms); within 1% of the best: 1 of 3 configurations (flatness)\n"),
             "%s", buf);
 }
 

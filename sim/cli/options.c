@@ -872,7 +872,10 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->strategy_id = DS_STRATEGY_DDP;
   o->strategies[0] = DS_STRATEGY_DDP;
   o->n_strategies = 1;
-  /* comm hook 0: comm_hooks[0], none (zeroed) */
+  /* comm hook 0: comm_hooks[0], none (zeroed). The bucket defaults are
+   * DDP's: first bucket 1 MiB, the rest 25 MiB
+   * (torch/csrc/distributed/c10d/reducer.hpp kDefaultFirstBucketBytes,
+   * kDefaultBucketBytesCap). */
   static const double defaults[DS_VAR_COUNT] = {
       [DS_VAR_WORLD_SIZE] = 0, [DS_VAR_BATCH] = 0, [DS_VAR_NO_SYNC] = 1,
       [DS_VAR_PS_SERVERS] = 1, [DS_VAR_DP_OUTPUT_DEVICE] = 0, [DS_VAR_STRAGGLER] = 1,

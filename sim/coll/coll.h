@@ -401,7 +401,15 @@ int32_t ds_coll_pieces_bound(int32_t chunks, double step_bytes);
  * min_piece_bytes), at most 1024 (simulation cost), at least min_pieces
  * (bounded by ds_coll_pieces_bound).
  * min_piece_bytes is what a hop must hold before it forwards
- * (ds_coll_tree_min_piece_bytes). */
+ * (ds_coll_tree_min_piece_bytes).
+ * Sources: 512 KiB is Simple's stepSize, buffSizes[SIMPLE] / NCCL_STEPS =
+ * 4 MiB / 8 (NCCL v2.30.7-1 src/enqueue.cc:2222 calcCollChunking,
+ * src/init.cc:813 DEFAULT_BUFFSIZE, src/include/device.h:26 NCCL_STEPS);
+ * 8 per level is NCCL 2.18.5's tree chunk rule (v2.18.5-1
+ * src/enqueue.cc:1316 computeColl: halve chunkSize while nBytes /
+ * (nChannels chunkSize) < depth * 8), which 2.20.3 dropped
+ * (docs/collectives.md, "Double binary tree"); 1024 pieces: simulation
+ * cost. */
 #define DS_TREE_PIECE_BYTES (512.0 * 1024)
 #define DS_TREE_MIN_PIECE_BYTES 1024.0
 #define DS_TREE_MAX_PIECES 1024

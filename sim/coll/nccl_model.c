@@ -36,7 +36,9 @@
 #define NET_OVERHEAD_INTEL_US 1.0
 #define NET_OVERHEAD_AMD_US 2.0
 
-/* search.cc: the per-channel bandwidths the ring search tries, in order. */
+/* search.cc: the per-channel bandwidths the ring search tries, in order
+ * (speedArrayIntra/Inter, sm90SpeedArray*, sm100SpeedArray*: NCCL
+ * v2.30.7-1 src/graph/search.cc:1051-1065). */
 static const double speed_intra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 static const double speed_inter[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9,
                                      7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
@@ -479,7 +481,9 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
   m->ll128_off_by_default = m->hw_intra == DS_HOP_PCI && !(m->nnodes == 1 && ring->chan_nvb);
   ds_nccl_model_proto_env(m, 0, 0);
 
-  /* tuning.cc / ring.cc: latencies and bus bandwidths per protocol. */
+  /* NCCL v2.30.7-1 src/graph/tuning.cc ncclTopoTuneModel: latencies and bus
+   * bandwidths per protocol (the ring's latency :384-412, the protocol
+   * refinements below, Ring LL's * .5 and LL128's * 0.92, :326-329). */
   int32_t nsteps = 2 * (m->nranks - 1);
   int32_t ninter = m->nnodes > 1 ? 2 * (m->nnodes - 1) : 0;
   double bus = m->channels * m->chan_bw_bytes_per_s;
@@ -509,7 +513,10 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
       fmin(bus * 0.92, m->channels * m->ll128_per_ch_max_bytes_per_s);
   m->busbw_bytes_per_s[DS_PROTO_SIMPLE] = bus;
 
-  /* tree.cc: the double binary tree with the ring's channels and speed. */
+  /* The double binary tree with the ring's channels and speed; its caps
+   * are tuning.cc's refinements (v2.30.7-1 :330-335: busBw * .92 capped at
+   * nChannels perChMaxTreeBw, LL * 1.0 / 3.8 capped at llMaxBw, LL128 *
+   * 7.0 / 9.0 on one node else 120.0 / 128.0). */
   double tree_bus = fmin(bus * 0.92, m->channels *
                          ds__nccl_tree_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS);
   m->tree_busbw_bytes_per_s[DS_PROTO_SIMPLE] = tree_bus;

@@ -75,7 +75,7 @@
  *           hwLat[NET][NVLSTree] (hwLat[NET][Tree] with one GPU per node)
  * `--algo nvls` on several nodes is this algorithm. Ring on several nodes, Simple: the
  * latency is multiplied by 1.4 (1.9 before Ampere) when S / (nCh N) >= 64,
- * NCCL's "plateau" (ring.cc). `auto` runs the (algorithm, protocol) of
+ * NCCL's "plateau" (tuning.cc:647-650). `auto` runs the (algorithm, protocol) of
  * least predicted time, in NCCL's order (Tree, Ring, NVLS; LL, LL128,
  * Simple; the first on ties).
  *

@@ -17,7 +17,9 @@
 #define TREE 0 /* algorithm indices of the generated tables */
 #define RING 1
 
-/* tree.cc: the size correction of the tree's bandwidth. */
+/* The size correction of the tree's bandwidth: NCCL v2.30.7-1
+ * src/graph/tuning.cc:639-642 ncclTopoGetAlgoTime (logSize = log2i(nBytes
+ * >> 6), treeCorrectionFactor for logSize < 23, all-reduce only). */
 static inline double ds__nccl_tree_correction_at(enum ds_proto p, double bytes) {
   double units = floor(bytes / 64);
   if (units < 1) return 1;
@@ -26,7 +28,8 @@ static inline double ds__nccl_tree_correction_at(enum ds_proto p, double bytes) 
 }
 
 /* tuning.cc: NVLSTree's size correction (Blackwell, x86): the same table
- * as the tree's, its last entry (log size 23) included. */
+ * as the tree's, its last entry (log size 23) included (v2.30.7-1
+ * :643-646). */
 static inline double ds__nccl_nvls_tree_correction_at(enum ds_proto p, double bytes) {
   double units = floor(bytes / 64);
   if (units < 1) return 1;

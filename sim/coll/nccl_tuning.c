@@ -1,6 +1,6 @@
 /*
  * NCCL's tuning model over a built ds_nccl_model (see nccl_model.h): the
- * time of each algorithm and protocol (tuning.cc, ring.cc, tree.cc: latency
+ * time of each algorithm and protocol (tuning.cc ncclTopoGetAlgoTime: latency
  * plus bytes over the bus bandwidth, nccl_model.c's ds_nccl_model_build
  * sets both), the protocols enabled, and the choice of least predicted
  * time. Nothing here adds to NCCL's formulas (nccl_chunking.c does).
@@ -16,7 +16,8 @@ double ds_nccl_predict_ns(const struct ds_nccl_model *m, enum ds_proto p,
                           double bytes) {
   double algbw = m->busbw_bytes_per_s[p] * m->nranks / (2.0 * (m->nranks - 1));
   double lat = m->lat_ns[p];
-  /* ring.cc: the ring's plateau on several nodes (Simple). */
+  /* the ring's plateau on several nodes (Simple): NCCL v2.30.7-1
+   * src/graph/tuning.cc:647-650 (minCompCap < 80 ? 1.9 : 1.4). */
   if (p == DS_PROTO_SIMPLE && m->nnodes > 1 &&
       floor(bytes / ((double)m->channels * m->nranks)) >= 64)
     lat *= m->arch == DS_NCCL_ARCH_VOLTA ? 1.9 : 1.4;

@@ -534,7 +534,8 @@ static ds_status load(struct ds_topo *t, const char *path,
     goto out;
   }
   /* mem_efficiency: the topology's key, else what a copy measured on this
-   * GPU (the table's efficiency.memory), else 0.7 (docs/architecture.md) */
+   * GPU (the table's efficiency.memory), else 0.7 (docs/architecture.md):
+   * a guess, "typical, not yet calibrated" (c3e1cfc2; topo_compute.c) */
   if (t->compute.mem_efficiency == 0 && t->gpu.eff.memory > 0) {
     t->compute.mem_efficiency = t->gpu.eff.memory;
     /* a value the table marks a stand-in says so (compute.c class_proxy) */

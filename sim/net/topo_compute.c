@@ -82,14 +82,30 @@ void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
 ds_status ds__topo_read_compute(const struct ds_cnode *root,
                                 struct ds_compute_params *c, struct ds_err *err) {
   struct ds_cnode map, node;
-  /* Defaults: see docs/architecture.md ("Compute model"). */
+  /* Defaults: see docs/architecture.md ("Compute model"). flops_efficiency
+   * 0.5, mem_efficiency's last resort 0.7 (topo.c) and kernel_overhead
+   * 4 us are guesses, not fits: "typical, not yet calibrated" since the
+   * first simulator commit (c3e1cfc2; docs/architecture.md of fad252b8).
+   * 0.5 stands for the fraction of a GPU's dense peak a layer without a
+   * measured class rate reaches; 4 us for a kernel's launch gap and fixed
+   * time, which the H200 traces put at 2.5-4.1 us a tiny kernel
+   * (docs/architecture.md, "What the 4 µs stands for": checked, kept). */
   c->flops_efficiency = 0.5;
   c->mem_efficiency = 0; /* resolved after the GPU table: ds_topo_load */
   c->flops_efficiency_source = c->mem_efficiency_source = DS_RATE_TYPICAL;
   c->kernel_overhead_ns = 4000;
   c->comm_interference = 0.0;
   c->fp32_uses_tf32 = 1;
-  c->host_launch_ns = 20000;   /* docs/strategies.md: why these values */
+  /* docs/strategies.md (the host costs table) says why these values:
+   * host_launch 20 us is a guess inside the 5-25 us of CPU per op that
+   * PyTorch's Python-to-kernel path costs; host_replicate 5 us a guess
+   * below PyTorch issue #3930's 11 us per tensor and device (the
+   * broadcast has since moved to C++, the module copy has not). The first
+   * applies to model files without host counts, the second to
+   * DataParallel's replicate(). host_backward 46 us is measured: the
+   * profiled ResNet-50 backward's 63.6 us a layer times 0.728, the
+   * profiler's inflation. */
+  c->host_launch_ns = 20000;
   c->host_replicate_ns = 5000;
   c->host_backward_ns = 46000;
   /* Per op, cast and node: torch.profiler traces of two host-bound runs on

@@ -85,7 +85,13 @@ double ds__compute_grouped_pass_ns(const struct ds_compute *c, const struct ds_l
 
 /* The smallest output (positions per image) cuDNN ran a unit-stride 1x1
  * convolution at as a GEMM on NCHW in the traces (ResNet-50's layer3,
- * 14x14; layer4's 7x7 were transposed). */
+ * 14x14; layer4's 7x7 were transposed): the H200 ResNet-50 traces
+ * bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32 and
+ * resnet50-amp-b128 (fp16; d63a077c),
+ * docs/architecture.md "Batch norm and cuDNN's layout transposes" (one
+ * exception, layer4.0.conv1 at 14x14, transposed: cudnn.benchmark picks by
+ * timing); seen again on the ResNeXt TF32 forwards
+ * (bench/results/gpu-2026-11-27d-h200/notes-conv-call.md). */
 #define CONV_NCHW_GEMM_MIN_POSITIONS 196.0
 
 /* The transposes' tensors (compute.h): *tensors receives how many

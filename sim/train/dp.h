@@ -59,7 +59,8 @@
 extern "C" {
 #endif
 
-/* broadcast_coalesced's and reduce_add_coalesced's buffer_size: 10 MiB. */
+/* broadcast_coalesced's and reduce_add_coalesced's buffer_size: 10 MiB
+ * (torch/nn/parallel/comm.py: buffer_size=10485760, both functions). */
 #define DS_DP_COALESCE_BYTES (10.0 * 1024 * 1024)
 
 /* The coalesced groups of the parameters (registration order), bytes each,

@@ -60,6 +60,9 @@ const char *ds_layer_class_name(enum ds_layer_class cls) {
                                                                   : "unknown";
 }
 
+/* 1.5: between a backward of the weight gradient alone (the forward's FLOPs
+ * again, 1x) and one that also computes the input gradient (2x), as the
+ * exporter counts the backward's aten ops (5b88ee92). */
 int ds_layer_input_grad(const struct ds_layer *l) {
   return !((l->cls == DS_LAYER_CONV || l->cls == DS_LAYER_MATMUL) && l->fwd_flops > 0 &&
            l->bwd_flops <= 1.5 * l->fwd_flops);

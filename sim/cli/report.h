@@ -59,6 +59,7 @@ struct ds_summary {
   int32_t no_sync;         /* micro-steps per iteration (1: every step syncs) */
   int32_t grad_accum;      /* --grad-accum's micro-steps per iteration (1: none) */
   int32_t world_size;
+  int32_t topology_gpus; /* the topology's GPUs: the ranks are its first world_size */
   int64_t batch_per_gpu;
   double bucket_mb;
   double first_bucket_mb;

@@ -658,8 +658,14 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
    * header named its first batch; --coll-model auto's per-flow header a
    * sweep whose rows past 64 ranks ran aggregated; iteration 0 the first
    * row's, where each configuration has its own: CSV first_iter_ms). */
-  char ranks[48], batch[48], coll[160], first[80];
+  char ranks[80], batch[48], coll[160], first[80];
   text_range_int(ranks, sizeof ranks, least, most);
+  /* ranks on part of the topology: its size too, as `ddpsim collective`
+   * says it ("12 ranks on 2node-ib (16 x ...)") */
+  if (most < rows[0].topology_gpus) {
+    size_t used = strlen(ranks);
+    snprintf(ranks + used, sizeof ranks - used, " of its %d", rows[0].topology_gpus);
+  }
   long long b_lo = rows[0].batch_per_gpu, b_hi = b_lo;
   double f_lo = rows[0].first_iter_ms, f_hi = f_lo;
   for (int32_t i = 1; i < n; i++) {

@@ -78,6 +78,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->no_sync = oc.strategy_id == DS_STRATEGY_DDP ? oc.no_sync : 1; /* DDP's option */
   s->grad_accum = c.grad_accum;
   s->world_size = c.world;
+  s->topology_gpus = c.topo->n_gpus;
   s->batch_per_gpu = c.batch;
   s->iters = oc.iters;
   s->reported_iter = oc.iters - 1;

@@ -251,6 +251,7 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
   s->no_sync = 1;
   s->grad_accum = 1;
   s->world_size = c->world;
+  s->topology_gpus = c->topo->n_gpus;
   s->batch_per_gpu = c->batch;
   s->iters = o->iters;
   s->reported_iter = o->iters - 1;

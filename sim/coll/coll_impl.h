@@ -66,10 +66,27 @@ int ds__ring_symmetric(const struct ds_topo *topo, const struct ds_ring *r);
  * Returns 1 when it folded. */
 int ds__coll_ring_fold_symmetric(struct ds_coll *c, const struct ds_topo *topo);
 
-/* The rings of ring->rails together (sim/coll/coll_rails.c): rail k runs a ring
- * of `steps` steps over rails[k] with bytes/K and proto's channels spread
- * over the rails (ds__ring_rail_channels each); a member is done when every
- * rail is. ring->n_rails >= 1. alone_topo (non-NULL only per flow, under
+/* Builds rail k's collective for ds__coll_rails_compose: its flows tagged
+ * tag_base | its own index, on_done(owner, the rail's position) when it has
+ * finished a member. arg: the caller's, the same for every rail. */
+typedef ds_status (*ds__coll_rail_new_fn)(void *arg, int32_t k, uint64_t tag_base,
+                                          ds_coll_done_fn on_done, void *owner,
+                                          struct ds_coll **out);
+/* Rails 0..k-1 of ring (1 <= k <= ring->n_rails) run side by side
+ * (sim/coll/coll_rails.c), each built by rail_new: member i enters rail r at
+ * rail_pos[r*n + i] and is done (on_done(owner, i)) when all k have finished
+ * it. Flows are tagged tag_base | (r << bits | the rail's own index).
+ * folded: only rail 0 runs, the quotient of all k (ds__ring_rails_quotient),
+ * its position p entered once the k members at p have. err may be NULL. */
+ds_status ds__coll_rails_compose(const struct ds_ring *ring, int32_t k, int folded,
+                                 uint64_t tag_base, ds_coll_done_fn on_done, void *owner,
+                                 ds__coll_rail_new_fn rail_new, void *arg, struct ds_coll **out,
+                                 struct ds_err *err);
+/* The rings of ring->rails together (sim/coll/coll_rails.c, on
+ * ds__coll_rails_compose): rail k runs a ring of `steps` steps over
+ * rails[k] with bytes/K and proto's channels spread over the rails
+ * (ds__ring_rail_channels each); a member is done when every rail is.
+ * ring->n_rails >= 1. alone_topo (non-NULL only per flow, under
  * ds_coll_spec's alone promise): interchangeable rails run as one
  * (ds__ring_rails_quotient). */
 ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
@@ -83,8 +100,9 @@ int32_t ds__ring_rail_channels(int32_t channels, int32_t n_rails);
 
 ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
                              struct ds_coll **out, struct ds_err *err);
-/* The chain over ring's rails (sim/coll/coll_chain_rails.c): ring is
- * spec->ring, or under a protocol ds_ring_nccl's, with n_rails >= 1. */
+/* The chain over ring's rails (sim/coll/coll_chain_rails.c, on
+ * ds__coll_rails_compose): ring is spec->ring, or under a protocol
+ * ds_ring_nccl's, with n_rails >= 1. */
 ds_status ds__coll_chain_rails_new(const struct ds_coll_spec *spec, const struct ds_ring *ring,
                                    int reduce, struct ds_coll **out, struct ds_err *err);
 /* All-reduce algorithms other than the ring (coll.h enum ds_ar_algo). */

@@ -1,20 +1,22 @@
 /*
  * The rails of a ring (coll.h, struct ds_ring's n_rails), run together:
- * rail k is sim/coll/coll_ring.c's ring over rails[k] (per flow or aggregated)
- * carrying bytes/K, under proto with its channels spread over the rails.
- * Members are the ring's members; in rail k member i sits at position
- * rail_pos[k*n + i]. A member enters every rail at once and is done when
- * all its rails are (the composition of sim/coll/coll_hier.c, with the rails in
- * parallel instead of phases in sequence). Flows are tagged
- * tag_base | (k << bits | the rail's own index): K rails of N members cost
- * K times the flows of one ring per flow, and K flows aggregated.
+ * ds__coll_rails_compose runs K rails side by side, rail k a collective
+ * over rails[k] that the caller's constructor builds (the ring kinds below:
+ * sim/coll/coll_ring.c's ring; broadcast and reduce:
+ * sim/coll/coll_chain_rails.c's chain). Members are the ring's members; in
+ * rail k member i sits at position rail_pos[k*n + i]. A member enters
+ * every rail at once and is done when all its rails are (the composition of
+ * sim/coll/coll_hier.c, with the rails in parallel instead of phases in
+ * sequence). Flows are tagged tag_base | (k << bits | the rail's own
+ * index): K rails of N members cost K times the flows of one rail per flow,
+ * and K flows aggregated.
  *
- * Folded (per flow, members entering at once, nothing else on the net, the
- * rails interchangeable: ds__ring_rails_quotient in sim/coll/ring_rails.h):
- * only rail 0's quotient runs, since every rail's position p runs as rail
- * 0's does. Position p starts once the K members at p (one per rail) have
- * entered; member i is done once rail 0 has finished all K of its
- * positions rail_pos[k*n + i].
+ * Folded (the ring kinds per flow, members entering at once, nothing else
+ * on the net, the rails interchangeable: ds__ring_rails_quotient in
+ * sim/coll/ring_rails.h): only rail 0's quotient runs, since every rail's
+ * position p runs as rail 0's does. Position p starts once the K members
+ * at p (one per rail) have entered; member i is done once rail 0 has
+ * finished all K of its positions rail_pos[k*n + i].
  */
 #include <stdlib.h>
 
@@ -110,60 +112,96 @@ static const struct ds__coll_vtbl rails_vtbl = {
     .together = rails_together,
 };
 
+ds_status ds__coll_rails_compose(const struct ds_ring *ring, int32_t k, int folded,
+                                 uint64_t tag_base, ds_coll_done_fn on_done, void *owner,
+                                 ds__coll_rail_new_fn rail_new, void *arg, struct ds_coll **out,
+                                 struct ds_err *err) {
+  if (k < 1 || k > ring->n_rails) return ds_err_set(err, DS_EINTERNAL, "rails: none to run on");
+  struct rails_coll *c = calloc(1, sizeof *c);
+  if (!c) return ds_err_set(err, DS_ENOMEM, "collective: out of memory");
+  c->base.vt = &rails_vtbl;
+  c->ring = ring;
+  c->k = k;
+  c->n_run = folded ? 1 : k;
+  c->on_done = on_done;
+  c->owner = owner;
+  while ((1 << c->bits) < ring->n) c->bits++;
+  if (((int64_t)c->k << c->bits) > INT32_MAX) {
+    free(c);
+    return ds_err_set(err, DS_EINTERNAL, "rails: %d rails of %d members overflow a flow index",
+                      (int)k, (int)ring->n);
+  }
+  c->rails = calloc((size_t)c->n_run, sizeof *c->rails);
+  c->rails_done = calloc((size_t)ring->n, sizeof *c->rails_done);
+  if (folded) c->pos_entered = calloc((size_t)ring->n, sizeof *c->pos_entered);
+  if (!c->rails || !c->rails_done || (folded && !c->pos_entered)) {
+    rails_destroy(&c->base);
+    return ds_err_set(err, DS_ENOMEM, "collective: out of memory");
+  }
+  for (int32_t r = 0; r < c->n_run; r++) {
+    c->rails[r] = (struct rail){.rc = c, .k = r};
+    ds_status st = rail_new(arg, r, tag_base | ((uint64_t)r << c->bits), rail_done, &c->rails[r],
+                            &c->rails[r].coll);
+    if (st != DS_OK) {
+      rails_destroy(&c->base);
+      return st;
+    }
+  }
+  *out = &c->base;
+  return DS_OK;
+}
+
+/* The ring kinds: rail k is a ring over rails[k] (per flow or aggregated)
+ * carrying bytes/K, under proto with its channels spread over the rails;
+ * folded, the rails' quotient. */
+struct ring_rail_args {
+  const struct ds_ring *ring;
+  const struct ds_ring *folded; /* the rails' quotient, or NULL */
+  struct ds_net *net;
+  enum ds_coll_model model;
+  int32_t chunks, steps;
+  double bytes; /* a rail's */
+  const struct ds_coll_proto *proto;
+  const struct ds_topo *fold_topo; /* the one ring runs alone: it may fold too */
+};
+
+static ds_status ring_rail_new(void *arg, int32_t k, uint64_t tag_base, ds_coll_done_fn on_done,
+                               void *owner, struct ds_coll **out) {
+  const struct ring_rail_args *a = arg;
+  DS_CHECK(ds__coll_ring_new(a->folded ? a->folded : &a->ring->rails[k], a->net, a->model,
+                             a->chunks, a->steps, a->bytes, a->proto, tag_base, on_done, owner,
+                             out));
+  if (a->fold_topo) (void)ds__coll_ring_fold_symmetric(*out, a->fold_topo);
+  return DS_OK;
+}
+
 ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
                              enum ds_coll_model model, int32_t chunks, int32_t steps,
                              double bytes, const struct ds_coll_proto *proto,
                              uint64_t tag_base, ds_coll_done_fn on_done, void *owner,
                              const struct ds_topo *alone_topo, struct ds_coll **out) {
   if (ring->n_rails < 1) return DS_EINTERNAL;
-  struct rails_coll *c = calloc(1, sizeof *c);
-  if (!c) return DS_ENOMEM;
-  c->base.vt = &rails_vtbl;
-  c->ring = ring;
-  c->k = ring->n_rails;
-  c->n_run = c->k;
+  int32_t k = ring->n_rails;
   const struct ds_ring *folded = NULL;
-  if (alone_topo && model == DS_COLL_FLOW) {
-    ds_status st = ds__ring_rails_quotient(alone_topo, ring, &folded);
-    if (st != DS_OK) {
-      free(c);
-      return st;
-    }
-    if (folded) c->n_run = 1;
-  }
-  c->on_done = on_done;
-  c->owner = owner;
-  while ((1 << c->bits) < ring->n) c->bits++;
-  if (((int64_t)c->k << c->bits) > INT32_MAX) {
-    free(c);
-    return DS_EINTERNAL;
-  }
-  c->rails = calloc((size_t)c->k, sizeof *c->rails);
-  c->rails_done = calloc((size_t)ring->n, sizeof *c->rails_done);
-  if (folded) c->pos_entered = calloc((size_t)ring->n, sizeof *c->pos_entered);
-  if (!c->rails || !c->rails_done || (folded && !c->pos_entered)) {
-    rails_destroy(&c->base);
-    return DS_ENOMEM;
-  }
+  if (alone_topo && model == DS_COLL_FLOW)
+    DS_CHECK(ds__ring_rails_quotient(alone_topo, ring, &folded));
   struct ds_coll_proto rail_proto;
   if (proto) {
     rail_proto = *proto;
-    rail_proto.channels = ds__ring_rail_channels(proto->channels, c->k);
+    rail_proto.channels = ds__ring_rail_channels(proto->channels, k);
   }
-  for (int32_t k = 0; k < c->n_run; k++) {
-    c->rails[k] = (struct rail){.rc = c, .k = k};
-    ds_status st = ds__coll_ring_new(folded ? folded : &ring->rails[k], net, model, chunks, steps,
-                                     bytes / c->k, proto ? &rail_proto : NULL,
-                                     tag_base | ((uint64_t)k << c->bits), rail_done,
-                                     &c->rails[k], &c->rails[k].coll);
-    if (st != DS_OK) {
-      rails_destroy(&c->base);
-      return st;
-    }
-  }
-  /* One ring runs alone (one rail, or the rails folded): it may fold too. */
-  if (alone_topo && model == DS_COLL_FLOW && c->n_run == 1)
-    (void)ds__coll_ring_fold_symmetric(c->rails[0].coll, alone_topo);
-  *out = &c->base;
-  return DS_OK;
+  struct ring_rail_args a = {
+      .ring = ring,
+      .folded = folded,
+      .net = net,
+      .model = model,
+      .chunks = chunks,
+      .steps = steps,
+      .bytes = bytes / k,
+      .proto = proto ? &rail_proto : NULL,
+      /* One ring runs alone (one rail, or the rails folded): it may fold too. */
+      .fold_topo = alone_topo && model == DS_COLL_FLOW && (folded || k == 1) ? alone_topo : NULL,
+  };
+  return ds__coll_rails_compose(ring, k, folded != NULL, tag_base, on_done, owner, ring_rail_new,
+                                &a, out, NULL);
 }

@@ -11,7 +11,8 @@ relation, the cases compared and the violations.
       [--topos SUBSTR,...] [--models NAME,...] [--limit N]
 
 Relations (names as --only takes them):
-  batch        a larger --batch never gives a shorter iteration (iter_ms)
+  batch        a larger --batch never gives a shorter iteration (iter_ms);
+               batch_dp the same with --strategy dp (DataParallel)
   gpu_flops    the GPU's peak FLOP rates x2 (a gpus.yaml beside a copy of the
                topology replacing the shipped entry) never slows an iteration
   gpu_membw    the same with mem_bw x2
@@ -31,10 +32,23 @@ Relations (names as --only takes them):
   coll_busbw   busbw never above the bottleneck ddpsim topo prints (the
                plain ring's bound, NCCL's channel total, a GPU's links),
                for the algorithms whose every rank moves 2(N-1)/N*S
-               (ring kinds); tree and nvls are reported apart
+               (ring kinds); tree, nvls and hierarchical (across nodes a NIC
+               carries 2(M-1)/M S/G) are reported apart
   coll_auto    --algo auto within AUTO_TOL of the best forced
                (algo, proto) NCCL could pick (ring, tree, nvls x LL, LL128,
                Simple); and auto's nccl_model_us is the least of theirs
+  coll_chain_busbw  broadcast and reduce (one chain per rail, S/K each,
+               sim/coll/coll_chain_rails.c) never above K x the least rail's
+               bottleneck (under a protocol NCCL's searched rings where ddpsim
+               topo prints them) nor, under a protocol, above NCCL's view of a
+               GPU's links (the root sends or receives all of S)
+  coll_root    broadcast and reduce take the same time from every --root
+               where every GPU is alike (one node on one NVSwitch, nothing
+               else); elsewhere the spread over roots is printed as notes
+  coll_bcast_ag  plain broadcast of S never slower than N/(N-1) x the plain
+               ring all-gather of S plus the chain's pipeline fill (N-2) P/B
+               and its N-1 hop latencies (P = min(512 KiB, S/K), B the least
+               rail's bottleneck, coll_chain.c's formulas)
   coll_links   a link one more strand (count + 1) never slows a collective
                (topologies with explicit links: their first 16, on 16 ranks);
                more links are also how NCCL's search finds more channels
@@ -163,19 +177,23 @@ def train_base(topo, model):
 
 
 def check_batch(r, rep, topos, mods):
+    """DDP (the default) as batch; DataParallel as batch_dp: its replicate
+    broadcasts and gradient reduces run the rails' chains, its scatter and
+    gather grow with the batch, none shrinks."""
     for t in topos:
         for m in mods:
-            args = train_base(t, m) + ["--batch", "1,2,4,8,16,32,64"]
-            rows = r.rows(args)
-            if rows is None:
-                continue
-            for a, b in zip(rows, rows[1:]):
-                rep.case("batch")
-                ta, tb = float(a["iter_ms"]), float(b["iter_ms"])
-                if worse(tb, ta, ABS_EPS_MS):
-                    rep.violation("batch", "%s %s: batch %s %.6f ms > batch %s %.6f ms"
-                                  % (rel(t), os.path.basename(m), a["batch_per_gpu"], ta,
-                                     b["batch_per_gpu"], tb), [r.cmd_text(args)])
+            for name, extra in (("batch", []), ("batch_dp", ["--strategy", "dp"])):
+                args = train_base(t, m) + extra + ["--batch", "1,2,4,8,16,32,64"]
+                rows = r.rows(args)
+                if rows is None:
+                    continue
+                for a, b in zip(rows, rows[1:]):
+                    rep.case(name)
+                    ta, tb = float(a["iter_ms"]), float(b["iter_ms"])
+                    if worse(tb, ta, ABS_EPS_MS):
+                        rep.violation(name, "%s %s: batch %s %.6f ms > batch %s %.6f ms"
+                                      % (rel(t), os.path.basename(m), a["batch_per_gpu"], ta,
+                                         b["batch_per_gpu"], tb), [r.cmd_text(args)])
 
 
 def gpu_entry(table_text, name):
@@ -496,7 +514,10 @@ def check_coll_busbw(r, rep, topos):
                     continue
                 bw = float(x["busbw_gbps"])
                 bound = peer_bound if x["algo"] in ("direct", "p2p") else ring_bound
-                if x["algo"] in ("tree", "nvls", "nvlstree"):
+                # hierarchical: across nodes each NIC carries 2(M-1)/M S/G
+                # (M nodes of G GPUs), less than a rail of the flat ring's
+                # 2(N-1)/N S/K, so the ring's bound is not its bound
+                if x["algo"] in ("tree", "nvls", "nvlstree", "hierarchical"):
                     key = (rel(t), x["algo"])
                     over_tree[key] = max(over_tree.get(key, 0), bw / bound)
                     continue
@@ -508,8 +529,8 @@ def check_coll_busbw(r, rep, topos):
                                                                     x["size_bytes"], x["size_bytes"]))])
     for (t, algo), ratio in sorted(over_tree.items()):
         if ratio > 1:
-            print("note coll_busbw: %s %s busbw up to %.3fx the ring bound (not a ring: "
-                  "every rank moves less than 2(N-1)/N*S)" % (t, algo, ratio))
+            print("note coll_busbw: %s %s busbw up to %.3fx the ring bound (not a ring: less "
+                  "than a ring's 2(N-1)/N*S crosses the bottleneck)" % (t, algo, ratio))
 
 
 def check_coll_auto(r, rep, topos):
@@ -555,6 +576,194 @@ def check_coll_auto(r, rep, topos):
         print("note coll_auto: auto/best %.3f at %s %s B (auto %s/%s %.3f us, best %s %.3f us)"
               % (w[0], w[1], w[2], w[3], w[4], w[6], "/".join(w[5]), w[7]))
 
+
+_topo_text = {}
+
+
+def topo_text(r, topo, n):
+    """What ddpsim topo prints for the first n GPUs ('' where it refuses)."""
+    if (topo, n) not in _topo_text:
+        rc, out, _ = r.raw(["topo", topo, "--world-size", str(n)])
+        _topo_text[(topo, n)] = out if rc == 0 else ""
+    return _topo_text[(topo, n)]
+
+
+def ring_rails(r, topo, n):
+    """The ring's rails as ddpsim topo prints them: (K, the least rail's
+    bottleneck in GB/s); a ring without rails is one rail, its bottleneck
+    hop's. Above a few rails topo prints only their count and their total
+    (the plain ring's bound, "the rails together"): the least is total/K."""
+    text = topo_text(r, topo, n)
+    rails = [float(x) for x in re.findall(r"^\s+rail \d+: .*; bottleneck ([0-9.]+) GB/s", text, re.M)]
+    if rails:
+        return len(rails), min(rails)
+    m = re.search(r"^\s+rails\s+(\d+) rings?\b", text, re.M)
+    total = re.search(r"plain ring all-reduce: busbw at most ([0-9.]+) GB/s", text)
+    if m and total:
+        return int(m.group(1)), float(total.group(1)) / int(m.group(1))
+    m = re.search(r"^\s+ring\s+.*bottleneck hop .* at ([0-9.]+) GB/s", text, re.M)
+    return (1, float(m.group(1))) if m else None
+
+
+CHAIN_OPS = ("broadcast", "reduce")
+# NCCL's piece of a plain chain (sim/coll/coll.h DS_CHAIN_CHUNK_BYTES)
+CHAIN_PIECE_BYTES = 512 * 1024
+CHAIN_PROTOS = ("none", "LL", "LL128", "Simple", "auto")
+
+
+def searched_rings(r, topo, n):
+    """NCCL's searched rings (ddpsim topo's channels line): how many and the
+    bandwidth of each (GB/s), or None where the ring's rails are NCCL's."""
+    m = re.search(r"NCCL's search: (\d+) rings? of ([0-9.]+) GB/s", topo_text(r, topo, n))
+    return (int(m.group(1)), float(m.group(2))) if m else None
+
+
+def check_coll_chain_busbw(r, rep, topos):
+    """Broadcast and reduce run one chain per rail, S/K each (coll_chain_rails.c):
+    every hop of rail k carries S/K, so T >= max_k (S/K)/B_k and busbw = S/T
+    <= K min_k B_k; under a protocol the rails are NCCL's searched rings where
+    ddpsim topo prints them (K rings of B), and the root sends (broadcast) or
+    receives (reduce) all of S over NCCL's view of its links ("a GPU's links",
+    which can be below the links themselves: a bound only under a protocol).
+    Tighter than coll_busbw, which takes the largest of ddpsim topo's bounds
+    for every ring kind."""
+    for t in topos:
+        for op in CHAIN_OPS:
+            n = coll_ranks(t, op)
+            rails = ring_rails(r, t, n)
+            if not rails:
+                continue
+            links = topo_bounds(r, t, n).get("gpu_links")
+            searched = searched_rings(r, t, n)
+            for proto in CHAIN_PROTOS:
+                args = coll_args(t, op, "ring", proto)
+                rows = r.rows(args)
+                if rows is None:
+                    continue
+                for x in rows:
+                    if int(x["count"]) == 0:
+                        continue
+                    if x["proto"] != "none" and searched:
+                        k, least, what = searched[0], searched[1], "NCCL's searched rings"
+                    else:
+                        k, least, what = rails[0], rails[1], "rails"
+                    bound = k * least
+                    # "a GPU's links" is what NCCL's search sees (h100pcie-2x-nvlink:
+                    # 247.2 GB/s over one 300 GB/s link): a bound where NCCL's
+                    # channels run, not for the plain chain on the links themselves
+                    if links and x["proto"] != "none":
+                        bound = min(bound, links)
+                    rep.case("coll_chain_busbw")
+                    bw = float(x["busbw_gbps"])
+                    if bw > bound * (1 + 1e-6) + 1e-6:
+                        rep.violation("coll_chain_busbw", "%s %s ring/%s %s B: busbw %.3f GB/s > "
+                                      "%.1f GB/s (%d %s, least %.1f GB/s; a GPU's links %s)"
+                                      % (rel(t), op, x["proto"], x["size_bytes"], bw, bound,
+                                         k, what, least, links),
+                                      [r.cmd_text(coll_args(t, op, "ring", proto, x["size_bytes"],
+                                                            x["size_bytes"]))])
+
+
+def symmetric(r, topo, n):
+    """The first n GPUs on one NVSwitch and nothing else (ddpsim topo's
+    devices line): every GPU alike, every ring hop the same two links."""
+    return re.search(r"^\s+devices\s+\d+ gpu, 1 switch, 0 nic, 0 cpu\s+\(intra-node nvswitch\)$",
+                     topo_text(r, topo, n), re.M) is not None
+
+
+def check_coll_root(r, rep, topos):
+    """Broadcast and reduce from (to) every root: on one NVSwitch (symmetric)
+    the time must not depend on the root, the chain from root q being the
+    chain from 0 relabelled; elsewhere the spread over the roots is printed
+    as a note (the chain's slowest hop and the root's own links move with the
+    root, a real effect)."""
+    spread = []
+    for t in topos:
+        n = n_gpus(t)
+        if n > 16:
+            continue  # every root on 128 ranks: 128 runs per op and proto
+        sym = symmetric(r, t, n)
+        for op in CHAIN_OPS:
+            for proto in ("none", "auto"):
+                per_root = []
+                for q in range(n):
+                    args = coll_args(t, op, "ring", proto, "1K", "1G") + ["--root", str(q)]
+                    rows = r.rows(args)
+                    if rows is None:
+                        break
+                    per_root.append((q, rows))
+                if len(per_root) < n:
+                    continue
+                base = per_root[0][1]
+                for q, rows in per_root[1:]:
+                    for a, b in zip(base, rows):
+                        ta, tb = float(a["time_us"]), float(b["time_us"])
+                        if not sym:
+                            continue
+                        rep.case("coll_root")
+                        if worse(ta, tb, ABS_EPS_US) or worse(tb, ta, ABS_EPS_US):
+                            rep.violation("coll_root", "%s %s ring/%s %s B: root %d %.3f us, root 0 "
+                                          "%.3f us" % (rel(t), op, b["proto"], a["size_bytes"], q,
+                                                       tb, ta),
+                                          [r.cmd_text(coll_args(t, op, "ring", proto, a["size_bytes"],
+                                                                a["size_bytes"]) + ["--root", str(q)])])
+                if not sym:
+                    for i, a in enumerate(base):
+                        ts = [(float(rows[i]["time_us"]), q) for q, rows in per_root]
+                        spread.append((max(ts)[0] / min(ts)[0], rel(t), op, proto, a["size_bytes"],
+                                       min(ts), max(ts)))
+    spread.sort(reverse=True)
+    for s in spread[:5]:
+        print("note coll_root: slowest/fastest root %.3f at %s %s ring/%s %s B (root %d %.3f us, "
+              "root %d %.3f us; not one NVSwitch)" % (s[0], s[1], s[2], s[3], s[4], s[6][1], s[6][0],
+                                                     s[5][1], s[5][0]))
+
+
+def check_coll_bcast_ag(r, rep, topos):
+    """Plain broadcast (proto none) against the plain ring all-gather of the
+    same S. Rail k's chain moves S/K in C pieces of P (NCCL's 512 KiB, or
+    S/K whole; coll_chain.c): at most the latencies of its N-1 hops plus
+    (S/K + (N-2) P) / B, B its slowest hop's bandwidth; the all-gather sends
+    (N-1)/N S/K over that hop, at least (N-1)/N (S/K) / B. So
+      T_bc - N/(N-1) T_ag <= (N-2) P / B + (N-1) a_max,
+    the chain's pipeline fill and its hops' latencies (a_max: ddpsim topo's
+    hop latency up to; on a uniform rail the difference is (N-2) P/B - a).
+    B is the least rail's bottleneck from ddpsim topo."""
+    worst = []
+    for t in topos:
+        n = coll_ranks(t, "broadcast")
+        rails = ring_rails(r, t, n)
+        lat = re.search(r"hop latency up to ([0-9.]+) us", topo_text(r, t, n))
+        if not rails or not lat:
+            continue
+        k, b = rails[0], rails[1] * 1e9
+        a_max = float(lat.group(1))
+        bc = r.rows(coll_args(t, "broadcast", "ring", "none"))
+        ag = r.rows(coll_args(t, "allgather", "ring", "none"))
+        if bc is None or ag is None:
+            continue
+        ag = {x["size_bytes"]: x for x in ag if int(x["count"]) > 0}
+        for x in bc:
+            size = x["size_bytes"]
+            if size not in ag or int(x["count"]) == 0:
+                continue
+            rep.case("coll_bcast_ag")
+            piece = min(CHAIN_PIECE_BYTES, float(size) / k)
+            fill_us = (n - 2) * piece / b * 1e6
+            tb, ta = float(x["time_us"]), float(ag[size]["time_us"])
+            limit = ta * n / (n - 1) + fill_us + (n - 1) * a_max
+            worst.append((tb / limit, rel(t), size, tb, ta, fill_us, (n - 1) * a_max))
+            if worse(limit, tb, ABS_EPS_US):
+                rep.violation("coll_bcast_ag", "%s %s B: broadcast %.3f us > N/(N-1) x all-gather "
+                              "%.3f us + fill (N-2) P/B %.3f us + (N-1) a_max %.3f us = %.3f us "
+                              "(N %d, %d rails of %.1f GB/s)"
+                              % (rel(t), size, tb, ta, fill_us, (n - 1) * a_max, limit, n, k, b / 1e9),
+                              [r.cmd_text(coll_args(t, "broadcast", "ring", "none", size, size)),
+                               r.cmd_text(coll_args(t, "allgather", "ring", "none", size, size))])
+    worst.sort(reverse=True)
+    for w in worst[:3]:
+        print("note coll_bcast_ag: broadcast / bound %.3f at %s %s B (broadcast %.3f us, "
+              "all-gather %.3f us, fill %.3f us, latencies %.3f us)" % w)
 
 def check_coll_links(r, rep, topos, tmp):
     faster = [0]
@@ -672,6 +881,9 @@ def main():
         ("coll_size", lambda: check_coll_size(r, rep, topos)),
         ("coll_busbw", lambda: check_coll_busbw(r, rep, topos)),
         ("coll_auto", lambda: check_coll_auto(r, rep, topos)),
+        ("coll_chain_busbw", lambda: check_coll_chain_busbw(r, rep, topos)),
+        ("coll_root", lambda: check_coll_root(r, rep, topos)),
+        ("coll_bcast_ag", lambda: check_coll_bcast_ag(r, rep, topos)),
         ("coll_links", lambda: check_coll_links(r, rep, topos, tmp)),
         ("determinism", lambda: check_determinism(r, rep, topos, mods)),
     ]
@@ -679,7 +891,7 @@ def main():
     unknown = sorted(only - set(names)) if only else []
     if unknown:
         print("metamorphic.py: --only %s: expected relation names from %s "
-              "(dtype_amp is reported by dtype)" % (",".join(unknown), ",".join(names)),
+              "(dtype_amp is reported by dtype, batch_dp by batch, bucket_copies by bucket)" % (",".join(unknown), ",".join(names)),
               file=sys.stderr)
         sys.exit(2)
     tmp = tempfile.mkdtemp(prefix="ddpsim-mono-")

@@ -101,7 +101,7 @@ Test(cli, tf32_under_amp_is_refused_where_ignored) {
   ds_test_ddpsim_refuses("--topo 4gpu --amp fp16 --tf32 all",
                          "option --tf32 all: the TF32 switch of fp32 math, but --amp fp16 "
                          "runs every convolution and matmul in fp16 (only --comm-hook "
-                         "powersgd's fp32 GEMMs would move to TF32); it would be ignored");
+                         "powersgd:RANK's fp32 GEMMs would move to TF32); it would be ignored");
   ds_test_ddpsim_refuses("--topo 4gpu --amp bf16 --tf32 none --comm-hook powersgd:4",
                          "option --tf32 none: the TF32 switch of fp32 math, but --amp bf16 "
                          "runs every convolution and matmul in bf16, and PowerSGD's fp32 "

@@ -805,4 +805,18 @@ Test(dp, per_flow_algorithms_say_flow_under_aggregate) {
   cr_assert_eq(t.status, 0, "%s", t.err);
   cr_assert(strstr(t.out, ", collectives per flow\n"), "%s", t.out);
   ds_test_release(&t);
+  /* NVLS runs per flow within one node (no NVLSTree), aggregated across
+   * nodes (NVLSTree's trees) */
+  static const struct { const char *topo, *want; } nvls[] = {{"dgx-h100", "flow"},
+                                                             {"2node-ib", "aggregate"}};
+  for (size_t i = 0; i < sizeof nvls / sizeof *nvls; i++) {
+    char args[256], got[16];
+    snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --algo nvls "
+             "--coll-model aggregate --format csv", nvls[i].topo);
+    struct ds_test_result a = ds_test_cli(args);
+    cr_assert_eq(a.status, 0, "%s: %s", args, a.err);
+    ds_test_csv_str(a.out, "coll_model", 0, got, sizeof got);
+    cr_assert_str_eq(got, nvls[i].want, "%s", args);
+    ds_test_release(&a);
+  }
 }

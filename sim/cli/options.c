@@ -127,7 +127,7 @@ static const char usage_precision[] =
     "                         PyTorch's: cudnn.allow_tf32 True, matmul.allow_tf32 False),\n"
     "                         all (matmuls too), none; not all or none with --dtype\n"
     "                         fp16 or bf16 (every class then in the half type), nor\n"
-    "                         under --amp but all with --comm-hook powersgd (its GEMMs)\n"
+    "                         under --amp but all with --comm-hook powersgd:RANK (its GEMMs)\n"
     "  --amp fp16|bf16        mixed precision as torch.autocast: convolutions and matmuls in\n"
     "                         the half type on tensor cores, activations in it; parameters,\n"
     "                         gradients, buckets and optimizer state fp32 (default none)\n"

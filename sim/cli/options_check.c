@@ -270,7 +270,7 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                         ds_amp_name(o->amp),
                         o->tf32 == DS_TF32_NONE
                             ? ", and PowerSGD's fp32 GEMMs run in FP32 under conv too"
-                            : " (only --comm-hook powersgd's fp32 GEMMs would move to TF32)");
+                            : " (only --comm-hook powersgd:RANK's fp32 GEMMs would move to TF32)");
   }
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "

@@ -100,10 +100,10 @@ struct ds_summary {
   double gpu_mem_gib; /* the GPU's memory (the topology's GPU table entry) */
   /* When the peak does not fit with the margin (fit_searched): the largest
    * batch per GPU that fits under the same memory model (0: not even 1) and
-   * its peak (run_memory.h ds__run_fit_batch); with fit_with_margin, the
+   * its peak (run_memory.h ds__run_fit_batch); with fit_searched_with_margin, the
    * largest that fits with the margin (the row fits, but not with it). The
    * text's warning or note says them. */
-  int fit_searched, fit_with_margin;
+  int fit_searched, fit_searched_with_margin;
   int64_t fit_batch;
   double fit_batch_mem_gib;
   /* The compute rates the run charged and where each came from

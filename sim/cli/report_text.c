@@ -674,8 +674,7 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (rows[i].first_iter_ms < f_lo) f_lo = rows[i].first_iter_ms;
     if (rows[i].first_iter_ms > f_hi) f_hi = rows[i].first_iter_ms;
   }
-  if (b_lo == b_hi) snprintf(batch, sizeof batch, "%lld", b_lo);
-  else snprintf(batch, sizeof batch, "%lld to %lld", b_lo, b_hi);
+  text_range_int(batch, sizeof batch, b_lo, b_hi);
   coll_models_text(rows, n, coll, sizeof coll);
   if (f_lo == f_hi) snprintf(first, sizeof first, "%.3f ms", f_lo);
   else snprintf(first, sizeof first, "%.3f to %.3f ms by configuration", f_lo, f_hi);

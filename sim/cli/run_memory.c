@@ -143,7 +143,7 @@ ds_status ds__run_fit_batch(const struct config_run *c, const struct ds_options 
     }
   }
   s->fit_searched = 1;
-  s->fit_with_margin = with_margin;
+  s->fit_searched_with_margin = with_margin;
   s->fit_batch = lo;
   s->fit_batch_mem_gib = lo_gib;
   return DS_OK;

@@ -21,7 +21,7 @@ ds_status ds__run_memory(const struct config_run *c, const struct ds_options *o,
  * s->fit_batch (0: not even batch 1 fits) and its peak into
  * s->fit_batch_mem_gib, s->fit_searched set. When s fits but not with the
  * margin (ds_report_fits_memory_with_margin): the largest that fits with
- * it, s->fit_with_margin set. Bisection is exact because
+ * it, s->fit_searched_with_margin set. Bisection is exact because
  * every term of the peak is nondecreasing in the batch: the saved
  * activations, the output, the loss's gradients and DataParallel's scattered
  * inputs grow with it; parameters, gradients, buckets, optimizer state, the

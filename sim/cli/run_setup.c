@@ -222,10 +222,6 @@ static ds_status check_ddp_ring_chunks(const struct config_run *c, const struct 
   return ds_ring_chunks_refuse(use, what, &o->proto, err);
 }
 
-/* dp's --algo: NCCL runs broadcast and reduce on the ring alone (v2.30.7
- * src/graph/tuning.cc:294 skips every other algorithm for them), so auto
- * (NCCL's ring, its protocol per size) and ring (the plain chain; with
- * --proto, NCCL's ring under it) are what dp can run. */
 /* An all-reduce algorithm chosen by name that runs per flow whatever
  * --coll-model says (sim/coll: only the ring, tree and NVLSTree, and
  * hierarchical's rings, aggregate): direct, reduce-broadcast, and NVLS
@@ -236,6 +232,10 @@ static int per_flow_only(const struct ds_options *o, const struct config_run *c)
          (o->ar_algo == DS_AR_NVLS && c->world <= c->topo->gpus_per_node);
 }
 
+/* dp's --algo: NCCL runs broadcast and reduce on the ring alone (v2.30.7
+ * src/graph/tuning.cc:294 skips every other algorithm for them), so auto
+ * (NCCL's ring, its protocol per size) and ring (the plain chain; with
+ * --proto, NCCL's ring under it) are what dp can run. */
 static ds_status check_dp_algo(const struct ds_options *o, struct ds_err *err) {
   if (o->algo_auto || o->ar_algo == DS_AR_RING) return DS_OK;
   return ds_err_set(err, DS_EUSAGE, "option --algo %s: --strategy dp's broadcasts and "

@@ -575,7 +575,7 @@ void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
               "%.1f %% below PyTorch's max_memory_allocated (validation/memory.csv) and "
               "leaves out the CUDA context: it may not fit",
               peak, 100 * peak / cap, gpu, cap, 100 * DS_REPORT_PEAK_UNDER_MEASURED);
-      if (rows[i].fit_searched && rows[i].fit_with_margin && rows[i].fit_batch > 0)
+      if (rows[i].fit_searched && rows[i].fit_searched_with_margin && rows[i].fit_batch > 0)
         fprintf(out, "; the largest batch per GPU within that margin: %lld (%.2f GiB)",
                 (long long)rows[i].fit_batch, rows[i].fit_batch_mem_gib);
       fputc('\n', out);

@@ -409,7 +409,18 @@ int32_t ds_coll_pieces_bound(int32_t chunks, double step_bytes);
  * src/enqueue.cc:1316 computeColl: halve chunkSize while nBytes /
  * (nChannels chunkSize) < depth * 8), which 2.20.3 dropped
  * (docs/collectives.md, "Double binary tree"); 1024 pieces: simulation
- * cost. */
+ * cost.
+ * DS_TREE_MIN_PIECE_BYTES (1 KiB) is a guess (71cbcf6a, no measurement or
+ * NCCL figure): NCCL 2.18.5's rule above halves the Simple tree chunk no
+ * lower than 32 KiB (depth x 8 down to 128 KiB, x 4 to 64 KiB, x 1 to
+ * 32 KiB), and 2.30.7's calcCollChunking has no tree branch (the chunk
+ * stays stepSize). Sensitivity (2026-11-29): 512 B or 2 KiB in its place
+ * move tree all-reduces (--algo tree, --proto none and Simple, 8 B-1 GiB
+ * on dgx-h100, dgx-a100, 2node-ib) only from 2 KiB to 1 MiB, by -1.3 %
+ * and +2.6 % at most (2node-ib Simple at 128 KiB: 113.45 us, 111.97,
+ * 116.42); validation/run.py's report is byte-identical at 512 B, and at
+ * 2 KiB two rows' error (busbw at 8 KiB, Azure ND H100/H200 v5) moves by
+ * 0.1 %. */
 #define DS_TREE_PIECE_BYTES (512.0 * 1024)
 #define DS_TREE_MIN_PIECE_BYTES 1024.0
 #define DS_TREE_MAX_PIECES 1024

@@ -34,7 +34,12 @@
 #define LAT_NVLINK "3.4us"   /* 4gpu.yaml: NCCL's NVLink step, one link */
 #define LAT_PCIE "1.5us"     /* pcie-8gpu.yaml: between NCCL's 5.7us PCI step over 2 and 4 links */
 #define LAT_NIC "6us"        /* 2node-ib.yaml: NCCL's 14us network step = 2 x 1us + 2 x 6us */
-#define LAT_GPU_NIC "1us"    /* 2node-ib.yaml: the GPU->NIC 1us of that 14us sum */
+/* 2node-ib.yaml: the GPU->NIC 1us of that 14us sum. The split of the sum
+ * between LAT_NIC and LAT_GPU_NIC is an assumption (NCCL has one figure for
+ * the whole network step); a route's latency is the sum of its links', so
+ * it reaches an output only where a route crosses more GPU-NIC links than
+ * NIC links, as behind a PCIe switch (2node-ib.yaml says which). */
+#define LAT_GPU_NIC "1us"
 
 ds_status ds_import_add_dev(struct ds_import_node *n, enum ds_import_dev_kind kind,
                             const char *label, int line, int32_t *index,

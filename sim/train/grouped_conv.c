@@ -12,7 +12,16 @@ const struct ds_gconv_table ds_gconv_builtin = {
 
 /* A stride other than the layer's counts as this many doublings of shape
  * away: a strided 3x3's input gradient runs other kernels (2-4x slower per
- * output in the table), so the same stride wins over a nearer size. */
+ * output in the table), so the same stride wins over a nearer size.
+ * The value is a choice, not a measurement (252d5e65); what it must be is
+ * more than the farthest a shape inside the table's range (group widths
+ * 4-64, 49-3136 output positions) lies from its nearest same-stride entry,
+ * 3.9 doublings (a stride-2 query at width 64, 2896 positions, on a 1/8
+ * doubling grid), so that inside that range the same stride always wins
+ * (tests/test_grouped_conv.c: layer1's shape at stride 2 takes the strided
+ * entry 3 doublings away); only a shape more than 8 doublings from every
+ * same-stride entry can take the other stride's. Halved (4) or doubled
+ * (16), validation/run.py's report is byte-identical (2026-11-29). */
 #define STRIDE_MISMATCH_DISTANCE 8.0
 
 static double shape_distance(const struct ds_gconv_entry *e, const struct ds_gconv_shape *s) {

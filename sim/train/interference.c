@@ -27,7 +27,33 @@ struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
   case DS_AR_RING:
   case DS_AR_TREE:
     /* 3 per bus byte, the bus bytes 2 (n - 1) / n of the payload
-     * (nccl-tests doc/PERFORMANCE.md, AllReduceGetBw) */
+     * (nccl-tests doc/PERFORMANCE.md, AllReduceGetBw). Derived, as the
+     * large-n count of NCCL v2.30.7-1's ring on unregistered buffers
+     * (src/device/all_reduce.h runRing; prims_simple.h takes the peer's
+     * buffer directly only when fn.work->regUsed, else every hop goes
+     * through the receiver's FIFO). Per chunk c = S/n on one GPU: step 0
+     * reads its input (1c); each of the 2(n - 1) receives is the peer's
+     * write into this GPU's FIFO and this GPU's read of it (2c; under P2P
+     * read the same 2c fall on the sender's memory instead, the same total
+     * per GPU); the n - 1 reduce steps also read the input chunk (1c); the
+     * n steps that produce a final chunk (reduce-copy, copies, the last
+     * recv) write the output (1c); what is sent lands in the next GPU and
+     * counts there. Reduce-scatter (3n - 1) c over (n - 1) c bus bytes,
+     * 3 + 2/(n - 1); all-gather 3(n - 1) c over (n - 1) c, 3; together
+     * (6n - 4) c over 2(n - 1) c: Simple 3 + 1/(n - 1) (4 at n = 2, 3.14
+     * at n = 8). LL doubles what crosses the FIFO (16 B lines of 8 B
+     * payload, prims_ll.h): 5 + 1/(n - 1); LL128 by 128/120:
+     * 3.13 + 1/(n - 1). A tree rank inside a chain: up, its child's write
+     * and its read (2) and its input (1); down, 2 and its output (1): 6 per
+     * payload byte, 3n/(n - 1) per bus byte; a leaf 2n/(n - 1). These count
+     * accesses, not HBM bytes: a FIFO slot (512 KiB under Simple) may still
+     * be in L2 when read, so the HBM figure may be lower; none is measured
+     * (bench/results has a GEMM beside a copy kernel, no memory-bound
+     * kernel beside a collective), so 3 stays, the count's large-n value.
+     * Sensitivity (validation/run.py --targets, 2026-11-29): 3 + 1/(n - 1)
+     * in its place leaves every target's headline as it is (two per-source
+     * lines move 0.1 point); 2 gives target (3) 54 of 101 rows within 2
+     * points, 3 gives 55, 4 gives 57. */
     sms = nccl->channels;
     hbm = n > 1 ? 3 * op->bytes * 2 * (n - 1) / n : 0;
     break;
@@ -101,6 +127,14 @@ double ds_interference_factor(const struct ds_compute *c, double sm_share,
   if (load.hbm_bytes_per_s > 0) {
     double bw = c->mem_bw_bytes_per_s * c->params.mem_efficiency;
     double left = bw - load.hbm_bytes_per_s;
+    /* B/10: a guard, not a measurement (bench/results has no memory-bound
+     * kernel timed beside a collective). It keeps f_mem finite and
+     * positive when the collective's HBM rate reaches or passes bw (a
+     * short collective, a slow HBM, a larger count than 3 above) by
+     * capping the slowdown at 10x. It never binds in validation/run.py's
+     * rows: their largest collective HBM rate is 0.43 of bw (f_mem 1.76),
+     * and B/5 or B/20 in its place leave the report byte-identical
+     * (2026-11-29). */
     f_mem = bw / (left > bw / 10 ? left : bw / 10);
   }
   if (load.sms > 0) {

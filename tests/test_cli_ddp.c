@@ -240,6 +240,26 @@ Test(cli, buckets_names_the_first_buckets_cap) {
   }
 }
 
+Test(cli, buckets_bins_the_runs_dtype) {
+  /* Expected, because the caps are bytes: under --dtype fp16 each parameter
+   * is 2 B, so at 5 MiB the rebuilt first bucket (gradient-ready order
+   * l2.weight, l1.weight, l0.bias, l0.weight: 2 MiB + 1 MiB + 512 B +
+   * 512 KiB = 3,670,528 B) never reaches the cap and holds all four, where
+   * fp32's closes after l1.weight (6 MiB, the test above). The run at that
+   * dtype all-reduces the same one bucket. */
+  struct ds_test_result r = ds_test_cli(
+      "buckets --model tests/data/tiny-model.yaml --bucket-mb 5 --dtype fp16");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "tiny,default,5,5,rebuilt,0,3670528,3 2 1 0\n"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "rebuilt,1,"), "one rebuilt bucket:\n%s", r.out);
+  ds_test_release(&r);
+  struct ds_test_result run = ds_test_cli(TINY "--bucket-mb 5 --dtype fp16");
+  cr_assert_eq(run.status, 0, "%s", run.err);
+  cr_assert_eq(ds_test_csv_num(run.out, "n_buckets", 0), 1);
+  ds_test_release(&run);
+  ds_test_ddpsim_refuses("buckets --dtype fp8", "option --dtype: expected fp32, fp16 or bf16");
+}
+
 Test(cli, amp_all_reduces_fp32_gradients) {
   /* Expected, because under autocast the gradients and DDP's buckets stay
    * fp32: ResNet-50's 25,557,032 parameters all-reduce 97.49 MiB whatever

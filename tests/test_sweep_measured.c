@@ -181,11 +181,16 @@ Test(sweep_measured, malformed_tables_name_file_line_and_column) {
        ":2:1: column 'comm_hook': expected one of the swept hooks (none, fp16)"},
       {"--bucket-mb 1,25", "bucket_mb,iter_ms, iter_ms\n1,2,3\n",
        ":1: the header row names iter_ms twice (columns 2 and 3)"},
+      /* ddpsim's own --format json given where its CSV works: named as JSON */
+      {"--bucket-mb 1,25", "[\n  {\"strategy\": \"ddp\", \"bucket_mb\": 1, \"iter_ms\": 2}\n]\n",
+       ":1: the header row has no bucket_mb column (expected bucket_mb, the swept option "
+       "--bucket-mb's value, and iter_ms; exposed_comm_ms optional); this looks like JSON: "
+       "give a CSV table (ddpsim's --format csv output is one)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct ds_measured m;
     struct ds_err err = {0};
-    char path[64], want[256];
+    char path[64], want[512];
     cr_assert_eq(load_text(cases[i][0], cases[i][1], &m, &err, path), DS_EINPUT,
                  "case %zu accepted", i);
     snprintf(want, sizeof want, "%s%s", path, cases[i][2]);

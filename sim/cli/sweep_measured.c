@@ -64,12 +64,17 @@ static void on_header(struct ds_csvread *t) {
   r->iter_col = ds_csvread_column(t, "iter_ms");
   r->exposed_col = ds_csvread_column(t, "exposed_comm_ms");
   r->out->has_exposed = r->exposed_col >= 0;
+  /* ddpsim's own --format json is the likeliest such file: say so, since
+   * "no column" alone sends the user looking for a misspelt name */
+  int json = t->n_cols > 0 && (t->names[0][0] == '{' || t->names[0][0] == '[');
   if (r->x_col < 0 || r->iter_col < 0)
     t->st = ds_err_set(t->err, DS_EINPUT,
                        "%s:%zu: the header row has no %s column (expected %s, the swept "
-                       "option %s's value, and iter_ms; exposed_comm_ms optional)",
+                       "option %s's value, and iter_ms; exposed_comm_ms optional)%s",
                        t->path, t->row_line, r->x_col < 0 ? xname : "iter_ms", xname,
-                       ds_options_var_flag(r->var));
+                       ds_options_var_flag(r->var),
+                       json ? "; this looks like JSON: give a CSV table (ddpsim's "
+                              "--format csv output is one)" : "");
 }
 
 static void on_field(struct ds_csvread *t, int c, const char *text, size_t len) {

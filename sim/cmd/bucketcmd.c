@@ -14,6 +14,7 @@
 #include "base/textout.h"
 #include "base/values.h"
 #include "base/units.h"
+#include "sim/train/compute.h"
 #include "sim/train/ddp.h"
 #include "sim/train/model.h"
 
@@ -24,17 +25,21 @@ struct bucketcmd_options {
   double first_bucket_mb; /* 0: by the rule of bucket_mb */
   int find_unused, static_graph, help;
   enum ds_ddp_rules rules; /* --pytorch-version */
+  enum ds_dtype dtype;     /* --dtype: the caps are bytes, so the type moves the layout */
 };
 
 static const char usage[] =
     "usage: ddpsim buckets [--model FILE|NAME] [--bucket-mb C] [--first-bucket-mb F]\n"
     "                      [--find-unused-parameters | --static-graph]\n"
-    "                      [--pytorch-version current|1.4|1.9] [--help]\n"
+    "                      [--pytorch-version current|1.4|1.9] [--dtype fp32|fp16|bf16]\n"
+    "                      [--help]\n"
     "\n"
     "Prints DDP's bucket layouts of a model (default resnet50) as PyTorch builds\n"
     "them, one CSV row per bucket: model, rule, bucket_cap_mb (unset without\n"
     "--bucket-mb), first_bucket_mb (the first bucket's cap), phase (iter0, iter1\n"
-    "under --static-graph, rebuilt), bucket (0 is all-reduced first), bytes (fp32),\n"
+    "under --static-graph, rebuilt), bucket (0 is all-reduced first), bytes (of\n"
+    "--dtype's gradients, fp32 unless given: a run's --dtype fp16 or bf16 halves\n"
+    "each parameter, so the caps hold more of them; --amp keeps fp32),\n"
     "params (registration indices, in the bucket's order). The format of\n"
     "tests/data/conformance/buckets.csv, with first_bucket_mb added. C and F: one\n"
     "size in MiB each, greater than 0 and at most 1e6 (no list: one layout). F is\n"
@@ -60,7 +65,7 @@ static ds_status parse_mib(const char *flag, const char *v, double *out, struct 
 static const struct ds_cli_option options[] = {
     {"--model", 1, NULL}, {"--bucket-mb", 1, NULL}, {"--first-bucket-mb", 1, NULL},
     {"--pytorch-version", 1, NULL}, {"--find-unused-parameters", 0, NULL},
-    {"--static-graph", 0, NULL}, {"--help", 0, NULL}, {"-h", 0, "--help"}, {NULL, 0, NULL}};
+    {"--static-graph", 0, NULL}, {"--dtype", 1, NULL}, {"--help", 0, NULL}, {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
 
@@ -79,6 +84,11 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       DS_CHECK(parse_mib(f, v, &o->first_bucket_mb, err));
     else if (strcmp(f, "--find-unused-parameters") == 0) o->find_unused = 1;
     else if (strcmp(f, "--static-graph") == 0) o->static_graph = 1;
+    else if (strcmp(f, "--dtype") == 0) {
+      if (ds_dtype_parse(v, &o->dtype) != 0)
+        return ds_err_set(err, DS_EUSAGE, "option --dtype: expected fp32, fp16 or bf16, got "
+                          "\"%s\"", v);
+    }
     else if (strcmp(f, "--pytorch-version") == 0) {
       if (strcmp(v, "1.4") == 0) o->rules = DS_DDP_RULES_TORCH_1_4;
       else if (strcmp(v, "1.9") == 0) o->rules = DS_DDP_RULES_TORCH_1_9;
@@ -137,7 +147,7 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   double cap = o.bucket_mb > 0 ? o.bucket_mb : 25;
   double first = ds_ddp_first_bucket_mb(o.rules, o.bucket_mb, o.first_bucket_mb);
   struct ds_ddp_plan plan;
-  ds_status st = ds_ddp_plan_rules(m, 4, first * DS_UNITS_MIB, cap * DS_UNITS_MIB,
+  ds_status st = ds_ddp_plan_rules(m, ds_dtype_bytes(o.dtype), first * DS_UNITS_MIB, cap * DS_UNITS_MIB,
                                    o.find_unused, o.static_graph, o.rules, &plan);
   if (st != DS_OK) {
     ds_model_free(m);

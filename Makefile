@@ -258,6 +258,12 @@ conformance: bin/ddpsim
 # a Python that imports torch (make test-export TORCH_PYTHON=/root/venv-torch/bin/python).
 TORCH_PYTHON ?= python3
 test-export:
+	$(Q)if ! command -v $(TORCH_PYTHON) >/dev/null 2>&1; then \
+	  echo "make test-export: TORCH_PYTHON=$(TORCH_PYTHON): no such program." >&2; \
+	  echo "  Give a Python that imports torch, or make one (CPU is enough):" \
+	    "python3 -m venv /root/venv-torch && /root/venv-torch/bin/pip install torch (tools/README.md)" >&2; \
+	  exit 2; \
+	fi
 	$(Q)if ! $(TORCH_PYTHON) -c 'import torch' >/dev/null 2>&1; then \
 	  echo "make test-export: needs PyTorch, and TORCH_PYTHON=$(TORCH_PYTHON) cannot import torch." >&2; \
 	  echo "  Give a Python that has it: make test-export TORCH_PYTHON=/root/venv-torch/bin/python" >&2; \

@@ -65,7 +65,8 @@ static ds_status parse_mib(const char *flag, const char *v, double *out, struct 
 static const struct ds_cli_option options[] = {
     {"--model", 1, NULL}, {"--bucket-mb", 1, NULL}, {"--first-bucket-mb", 1, NULL},
     {"--pytorch-version", 1, NULL}, {"--find-unused-parameters", 0, NULL},
-    {"--static-graph", 0, NULL}, {"--dtype", 1, NULL}, {"--help", 0, NULL}, {"-h", 0, "--help"}, {NULL, 0, NULL}};
+    {"--static-graph", 0, NULL}, {"--dtype", 1, NULL}, {"--help", 0, NULL},
+    {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
 
@@ -147,8 +148,9 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   double cap = o.bucket_mb > 0 ? o.bucket_mb : 25;
   double first = ds_ddp_first_bucket_mb(o.rules, o.bucket_mb, o.first_bucket_mb);
   struct ds_ddp_plan plan;
-  ds_status st = ds_ddp_plan_rules(m, ds_dtype_bytes(o.dtype), first * DS_UNITS_MIB, cap * DS_UNITS_MIB,
-                                   o.find_unused, o.static_graph, o.rules, &plan);
+  ds_status st = ds_ddp_plan_rules(m, ds_dtype_bytes(o.dtype), first * DS_UNITS_MIB,
+                                   cap * DS_UNITS_MIB, o.find_unused, o.static_graph, o.rules,
+                                   &plan);
   if (st != DS_OK) {
     ds_model_free(m);
     return ds_err_set(err, st, "out of memory");

@@ -649,9 +649,15 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
                  !same_text(rows[i].nccl_extra, rows[0].nccl_extra);
   }
   int32_t least = rows[0].world_size, most = rows[0].world_size;
+  long long b_lo = rows[0].batch_per_gpu, b_hi = b_lo;
+  double f_lo = rows[0].first_iter_ms, f_hi = f_lo;
   for (int32_t i = 1; i < n; i++) {
     if (rows[i].world_size < least) least = rows[i].world_size;
     if (rows[i].world_size > most) most = rows[i].world_size;
+    if (rows[i].batch_per_gpu < b_lo) b_lo = rows[i].batch_per_gpu;
+    if (rows[i].batch_per_gpu > b_hi) b_hi = rows[i].batch_per_gpu;
+    if (rows[i].first_iter_ms < f_lo) f_lo = rows[i].first_iter_ms;
+    if (rows[i].first_iter_ms > f_hi) f_hi = rows[i].first_iter_ms;
   }
   /* The header's ranks, batch, collective model and iteration 0 hold for
    * every block: a range where the sweep moves them (a batch sweep's
@@ -665,14 +671,6 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
   if (most < rows[0].topology_gpus) {
     size_t used = strlen(ranks);
     snprintf(ranks + used, sizeof ranks - used, " of its %d", rows[0].topology_gpus);
-  }
-  long long b_lo = rows[0].batch_per_gpu, b_hi = b_lo;
-  double f_lo = rows[0].first_iter_ms, f_hi = f_lo;
-  for (int32_t i = 1; i < n; i++) {
-    if (rows[i].batch_per_gpu < b_lo) b_lo = rows[i].batch_per_gpu;
-    if (rows[i].batch_per_gpu > b_hi) b_hi = rows[i].batch_per_gpu;
-    if (rows[i].first_iter_ms < f_lo) f_lo = rows[i].first_iter_ms;
-    if (rows[i].first_iter_ms > f_hi) f_hi = rows[i].first_iter_ms;
   }
   text_range_int(batch, sizeof batch, b_lo, b_hi);
   coll_models_text(rows, n, coll, sizeof coll);

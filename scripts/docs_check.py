@@ -39,6 +39,12 @@ given, or by default in those above and every folder's README.md, must name a
 file or folder that exists; each missing one is reported as FILE:LINE and fails the check (exit 1,
 with --update too).
 
+Names: likewise every backticked name of the project's own (`ds_...`, `ds__...`, `DS_...`)
+must occur in a source file of the repository (.c, .h, .inc, .cu, .py, .sh, .patch, a
+Makefile), so that a function, macro or struct renamed or removed is not left named in a
+doc; a name followed by `*` or `/`, or ending in `_`, is a prefix (`ds_units_parse_*`,
+`DS_LEGACY_STRIDED/TRANSPOSED_CYCLES`) that one name of the code must begin with.
+
 Without --update: prints a diff per stale block and exits 1 when any differs
 (2 when a command fails or a marker is malformed). With --update: rewrites
 every stale block in place with the fresh output (atomically, file by file)
@@ -141,6 +147,8 @@ def parse(path, lines):
     return markers
 
 
+SOURCE_EXTS = (".c", ".h", ".inc", ".cu", ".py", ".sh", ".patch")
+NAME_TOKEN = re.compile(r"(?<![\w.])((?:ds_|DS_)\w+)([*/]?)")
 PATH_TOPS = ("analysis", "base", "bench", "docs", "fuzz", "models", "real", "scripts",
              "sim", "tests", "tools", "topologies", "traces", "validation")
 PATH_TOKEN = re.compile(r"(?<![\w./-])((?:%s)/[\w./*{},-]*)" % "|".join(PATH_TOPS))
@@ -180,6 +188,36 @@ def missing_paths(path):
                         continue
                     if not path_exists(tok):
                         out.append((n, tok))
+    return out
+
+
+def code_names():
+    """Every word of the repository's source files (build outputs and docs aside)."""
+    names = set()
+    for top in PATH_TOPS + (".",):
+        base = os.path.join(ROOT, top)
+        for d, dirs, files in os.walk(base):
+            if top == ".":
+                dirs[:] = []  # the root's own files only; the folders are walked above
+            for f in files:
+                if f.endswith(SOURCE_EXTS) or f == "Makefile":
+                    with open(os.path.join(d, f), errors="replace") as fp:
+                        names.update(re.findall(r"\w+", fp.read()))
+    return names
+
+
+def missing_names(path, names, prefixes):
+    """(line, name) of each backticked ds_/DS_ name of one doc that no source file has."""
+    out = []
+    with open(path) as fp:
+        for n, line in enumerate(fp, 1):
+            for tick in TICK.findall(line):
+                for name, tail in NAME_TOKEN.findall(tick):
+                    if tail or name.endswith("_"):
+                        if not any(p.startswith(name) for p in prefixes):
+                            out.append((n, name))
+                    elif name not in names:
+                        out.append((n, name))
     return out
 
 
@@ -280,21 +318,27 @@ def main(argv):
             write_atomic(path, "\n".join(lines))
     if list_only:
         return 0
-    paths_missing = 0
+    paths_missing = names_missing = 0
+    names = code_names()
+    prefixes = [w for w in names if w.startswith(("ds_", "DS_"))]
     for path in (given or sorted(set(files) | set(path_files()))):
         for n, tok in missing_paths(path):
             print("docs-check: %s:%d: `%s` names no file or folder of the repository"
                   % (os.path.relpath(path, ROOT), n, tok))
             paths_missing += 1
+        for n, name in missing_names(path, names, prefixes):
+            print("docs-check: %s:%d: `%s` is named in no source file of the repository"
+                  % (os.path.relpath(path, ROOT), n, name))
+            names_missing += 1
     for mk in skipped:
         print("docs-check: not checked %s (%s)" % (mk.where(), mk.skip))
     print("docs-check: %d blocks checked, %d %s, %d not checked, %d commands failed; "
-          "%d backticked paths missing"
+          "%d backticked paths missing, %d backticked names missing"
           % (checked, stale, "updated" if update else "stale", len(skipped),
-             failed, paths_missing))
+             failed, paths_missing, names_missing))
     if failed:
         return 2
-    if paths_missing:
+    if paths_missing or names_missing:
         return 1
     return 0 if update or stale == 0 else 1
 

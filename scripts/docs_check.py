@@ -44,6 +44,8 @@ must occur in a source file of the repository (.c, .h, .inc, .cu, .py, .sh, .pat
 Makefile), so that a function, macro or struct renamed or removed is not left named in a
 doc; a name followed by `*` or `/`, or ending in `_`, is a prefix (`ds_units_parse_*`,
 `DS_LEGACY_STRIDED/TRANSPOSED_CYCLES`) that one name of the code must begin with.
+Backticks pair as markdown's code spans do, over a line break within a paragraph; fenced
+blocks (pasted outputs) are literal text and not read for paths or names.
 
 Without --update: prints a diff per stale block and exits 1 when any differs
 (2 when a command fails or a marker is malformed). With --update: rewrites
@@ -152,7 +154,9 @@ NAME_TOKEN = re.compile(r"(?<![\w.])((?:ds_|DS_)\w+)([*/]?)")
 PATH_TOPS = ("analysis", "base", "bench", "docs", "fuzz", "models", "real", "scripts",
              "sim", "tests", "tools", "topologies", "traces", "validation")
 PATH_TOKEN = re.compile(r"(?<![\w./-])((?:%s)/[\w./*{},-]*)" % "|".join(PATH_TOPS))
-TICK = re.compile(r"`([^`\n]+)`")
+# a code span: backticks around text that may go on over a line break, not a blank line
+SPAN = re.compile(r"`((?:[^`\n]|\n(?![ \t]*\n))+)`")
+FENCE_LINE = re.compile(r"^\s*(```+|~~~+)")
 
 
 def path_files():
@@ -174,20 +178,38 @@ def path_exists(path):
     return True
 
 
+def code_spans(path):
+    """(line, text) of each backticked span of a doc outside its fenced blocks. A span
+    may go on over a line break, as markdown's do, so the pairing of backticks is the
+    paragraph's, not the line's; line is where the span begins."""
+    with open(path) as fp:
+        lines = fp.read().split("\n")
+    fence = None
+    for k, l in enumerate(lines):  # fenced blocks blanked, so line numbers stay
+        m = FENCE_LINE.match(l)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            lines[k] = ""
+        elif m:
+            fence = m.group(1)
+            lines[k] = ""
+    text = "\n".join(lines)
+    return [(text.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in SPAN.finditer(text)]
+
+
 def missing_paths(path):
     """(line, path) of each backticked repository path of one doc that names nothing."""
     out = []
-    with open(path) as fp:
-        for n, line in enumerate(fp, 1):
-            for tick in TICK.findall(line):
-                if "<" in tick or "\u2026" in tick:
-                    continue
-                for tok in PATH_TOKEN.findall(tick):
-                    tok = tok.rstrip(".,;:")
-                    if re.search(r"/[A-Z][A-Z0-9_]*(/|\.|$)", tok):
-                        continue
-                    if not path_exists(tok):
-                        out.append((n, tok))
+    for n, tick in code_spans(path):
+        if "<" in tick or "\u2026" in tick:
+            continue
+        for m in PATH_TOKEN.finditer(tick):
+            tok = m.group(1).rstrip(".,;:")
+            if re.search(r"/[A-Z][A-Z0-9_]*(/|\.|$)", tok):
+                continue
+            if not path_exists(tok):
+                out.append((n + tick.count("\n", 0, m.start()), tok))
     return out
 
 
@@ -209,15 +231,15 @@ def code_names():
 def missing_names(path, names, prefixes):
     """(line, name) of each backticked ds_/DS_ name of one doc that no source file has."""
     out = []
-    with open(path) as fp:
-        for n, line in enumerate(fp, 1):
-            for tick in TICK.findall(line):
-                for name, tail in NAME_TOKEN.findall(tick):
-                    if tail or name.endswith("_"):
-                        if not any(p.startswith(name) for p in prefixes):
-                            out.append((n, name))
-                    elif name not in names:
-                        out.append((n, name))
+    for n, tick in code_spans(path):
+        for m in NAME_TOKEN.finditer(tick):
+            name, tail = m.groups()
+            at = n + tick.count("\n", 0, m.start())
+            if tail or name.endswith("_"):
+                if not any(p.startswith(name) for p in prefixes):
+                    out.append((at, name))
+            elif name not in names:
+                out.append((at, name))
     return out
 
 

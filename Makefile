@@ -7,8 +7,9 @@
 #   make validate   predictions against published measurements (python3; docs/validation.md)
 #   make conformance  ddpsim against real PyTorch (needs torch in a venv; tools/README.md)
 #   make test-export  the exporter's tests that need torch (TORCH_PYTHON; tools/README.md)
-#   make docs-check re-run every command whose output a doc pastes, fail on a difference
-#                   or on a backticked repository path in a doc that names nothing
+#   make docs-check re-run every command whose output a doc pastes, fail on a difference,
+#                   on a backticked repository path in a doc that names nothing or on
+#                   a backticked ds_/DS_ name that no source file has
 #                   (scripts/docs_check.py; --update rewrites the pasted blocks)
 #   make fuzz       libFuzzer targets for every reader, FUZZ_SECONDS each (fuzz/README.md)
 #   make info       what was detected
@@ -275,10 +276,11 @@ test-export:
 
 # Docs that paste a command's output mark it (<!-- docs-check: CMD -->);
 # docs-check re-runs each on bin/ddpsim (and bin/ddpreal, whose refusals
-# real/README.md pastes) and fails on a difference or on a backticked
-# repository path that names no file (FILE:LINE), docs-update
+# real/README.md pastes) and fails on a difference, on a backticked
+# repository path that names no file or on a backticked ds_/DS_ name that
+# no source file has (FILE:LINE), docs-update
 # rewrites the pasted blocks (after a prediction changes). python3, stdlib.
-# Deterministic and about 2 minutes on the shared 2-core VM (validation/run.py
+# Deterministic and about 3 minutes (120 s of CPU) on the shared 2-core VM (validation/run.py
 # runs three times: its report and the two blocks of its targets;
 # bench/aggregate_gap.py about 30 s), so make test runs it.
 docs-check: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)

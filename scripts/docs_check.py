@@ -39,6 +39,14 @@ given, or by default in those above and every folder's README.md, must name a
 file or folder that exists; each missing one is reported as FILE:LINE and fails the check (exit 1,
 with --update too).
 
+Names: likewise every backticked name of the project's own (`ds_...`, `ds__...`, `DS_...`)
+must occur in a source file of the repository (.c, .h, .inc, .cu, .py, .sh, .patch, a
+Makefile), so that a function, macro or struct renamed or removed is not left named in a
+doc; a name followed by `*` or `/`, or ending in `_`, is a prefix (`ds_units_parse_*`,
+`DS_LEGACY_STRIDED/TRANSPOSED_CYCLES`) that one name of the code must begin with.
+Backticks pair as markdown's code spans do, over a line break within a paragraph; fenced
+blocks (pasted outputs) are literal text and not read for paths or names.
+
 Without --update: prints a diff per stale block and exits 1 when any differs
 (2 when a command fails or a marker is malformed). With --update: rewrites
 every stale block in place with the fresh output (atomically, file by file)
@@ -141,10 +149,14 @@ def parse(path, lines):
     return markers
 
 
+SOURCE_EXTS = (".c", ".h", ".inc", ".cu", ".py", ".sh", ".patch")
+NAME_TOKEN = re.compile(r"(?<![\w.])((?:ds_|DS_)\w+)([*/]?)")
 PATH_TOPS = ("analysis", "base", "bench", "docs", "fuzz", "models", "real", "scripts",
              "sim", "tests", "tools", "topologies", "traces", "validation")
 PATH_TOKEN = re.compile(r"(?<![\w./-])((?:%s)/[\w./*{},-]*)" % "|".join(PATH_TOPS))
-TICK = re.compile(r"`([^`\n]+)`")
+# a code span: backticks around text that may go on over a line break, not a blank line
+SPAN = re.compile(r"`((?:[^`\n]|\n(?![ \t]*\n))+)`")
+FENCE_LINE = re.compile(r"^\s*(```+|~~~+)")
 
 
 def path_files():
@@ -166,20 +178,68 @@ def path_exists(path):
     return True
 
 
+def code_spans(path):
+    """(line, text) of each backticked span of a doc outside its fenced blocks. A span
+    may go on over a line break, as markdown's do, so the pairing of backticks is the
+    paragraph's, not the line's; line is where the span begins."""
+    with open(path) as fp:
+        lines = fp.read().split("\n")
+    fence = None
+    for k, l in enumerate(lines):  # fenced blocks blanked, so line numbers stay
+        m = FENCE_LINE.match(l)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            lines[k] = ""
+        elif m:
+            fence = m.group(1)
+            lines[k] = ""
+    text = "\n".join(lines)
+    return [(text.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in SPAN.finditer(text)]
+
+
 def missing_paths(path):
     """(line, path) of each backticked repository path of one doc that names nothing."""
     out = []
-    with open(path) as fp:
-        for n, line in enumerate(fp, 1):
-            for tick in TICK.findall(line):
-                if "<" in tick or "\u2026" in tick:
-                    continue
-                for tok in PATH_TOKEN.findall(tick):
-                    tok = tok.rstrip(".,;:")
-                    if re.search(r"/[A-Z][A-Z0-9_]*(/|\.|$)", tok):
-                        continue
-                    if not path_exists(tok):
-                        out.append((n, tok))
+    for n, tick in code_spans(path):
+        if "<" in tick or "\u2026" in tick:
+            continue
+        for m in PATH_TOKEN.finditer(tick):
+            tok = m.group(1).rstrip(".,;:")
+            if re.search(r"/[A-Z][A-Z0-9_]*(/|\.|$)", tok):
+                continue
+            if not path_exists(tok):
+                out.append((n + tick.count("\n", 0, m.start()), tok))
+    return out
+
+
+def code_names():
+    """Every word of the repository's source files (build outputs and docs aside)."""
+    names = set()
+    for top in PATH_TOPS + (".",):
+        base = os.path.join(ROOT, top)
+        for d, dirs, files in os.walk(base):
+            if top == ".":
+                dirs[:] = []  # the root's own files only; the folders are walked above
+            for f in files:
+                if f.endswith(SOURCE_EXTS) or f == "Makefile":
+                    with open(os.path.join(d, f), errors="replace") as fp:
+                        names.update(re.findall(r"\w+", fp.read()))
+    return names
+
+
+def missing_names(path, names, prefixes):
+    """(line, name) of each backticked ds_/DS_ name of one doc that no source file has."""
+    out = []
+    for n, tick in code_spans(path):
+        for m in NAME_TOKEN.finditer(tick):
+            name, tail = m.groups()
+            at = n + tick.count("\n", 0, m.start())
+            if tail or name.endswith("_"):
+                if not any(p.startswith(name) for p in prefixes):
+                    out.append((at, name))
+            elif name not in names:
+                out.append((at, name))
     return out
 
 
@@ -280,21 +340,27 @@ def main(argv):
             write_atomic(path, "\n".join(lines))
     if list_only:
         return 0
-    paths_missing = 0
+    paths_missing = names_missing = 0
+    names = code_names()
+    prefixes = [w for w in names if w.startswith(("ds_", "DS_"))]
     for path in (given or sorted(set(files) | set(path_files()))):
         for n, tok in missing_paths(path):
             print("docs-check: %s:%d: `%s` names no file or folder of the repository"
                   % (os.path.relpath(path, ROOT), n, tok))
             paths_missing += 1
+        for n, name in missing_names(path, names, prefixes):
+            print("docs-check: %s:%d: `%s` is named in no source file of the repository"
+                  % (os.path.relpath(path, ROOT), n, name))
+            names_missing += 1
     for mk in skipped:
         print("docs-check: not checked %s (%s)" % (mk.where(), mk.skip))
     print("docs-check: %d blocks checked, %d %s, %d not checked, %d commands failed; "
-          "%d backticked paths missing"
+          "%d backticked paths missing, %d backticked names missing"
           % (checked, stale, "updated" if update else "stale", len(skipped),
-             failed, paths_missing))
+             failed, paths_missing, names_missing))
     if failed:
         return 2
-    if paths_missing:
+    if paths_missing or names_missing:
         return 1
     return 0 if update or stale == 0 else 1
 

@@ -6,7 +6,8 @@
  * nothing, a skipped block is listed and left alone, exit=N is honoured and
  * a failing command is an error (exit 2) that --update does not paper over;
  * a backticked repository path that names nothing fails (exit 1, FILE:LINE),
- * --update too, while placeholders and globs that match pass; needs=PATH
+ * --update too, while placeholders and globs that match pass; so does a
+ * backticked ds_/DS_ name that no source file has; needs=PATH
  * checks its block where PATH exists and lists it as not checked where not.
  */
 #include <criterion/criterion.h>
@@ -156,6 +157,36 @@ Test(docs_check, a_backticked_path_that_names_nothing_fails) {
   cr_assert(strstr(r.out, ":6: `sim/net/no_such_module.c` names no file or folder"), "%s", r.out);
   cr_assert(strstr(r.out, ":6: `docs/nope/` names no file or folder"), "%s", r.out);
   cr_assert(strstr(r.out, "2 backticked paths missing"), "%s", r.out);
+  ds_test_release(&r);
+  r = check("--update", path);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  ds_test_release(&r);
+  unlink(path);
+}
+
+/* A backticked ds_/DS_ name must be in the code, so that a function or
+ * macro renamed or removed is not left named in a doc; `NAME*` and `NAME/`
+ * are prefixes; a name outside backticks is prose and a fenced block
+ * literal text, neither checked. Backticks pair as markdown's code spans
+ * do, over a line break: on line 7 alone the span would be "` and `" and
+ * the name after it prose. */
+Test(docs_check, a_backticked_name_the_code_does_not_have_fails) {
+  char path[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  ds_test_write_temp(path, "# scratch\n"
+                           "in the code: `ds_topo_load`, `struct ds_calib_sources`, `DS_UNITS_MIB`\n"
+                           "prefixes: `ds_units_parse_*`, `DS_LEGACY_STRIDED/TRANSPOSED_CYCLES`\n"
+                           /* split, so that this file, a source file, has none of them */
+                           "prose: ds_not_" "backticked_at_all\n"
+                           "planted: `ds_no_such_" "function(x)` and `DS_NO_SUCH_" "MACRO_*`\n"
+                           "a span that goes `on over\n"
+                           "a line break` and `ds_no_such_" "span_name`\n"
+                           "```\n`ds_no_such_" "fenced_name`\n```\n");
+  struct ds_test_result r = check("", path);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, ":5: `ds_no_such_" "function` is named in no source file"), "%s", r.out);
+  cr_assert(strstr(r.out, ":5: `DS_NO_SUCH_" "MACRO_` is named in no source file"), "%s", r.out);
+  cr_assert(strstr(r.out, ":7: `ds_no_such_" "span_name` is named in no source file"), "%s", r.out);
+  cr_assert(strstr(r.out, "0 backticked paths missing, 3 backticked names missing"), "%s", r.out);
   ds_test_release(&r);
   r = check("--update", path);
   cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);

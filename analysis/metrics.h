@@ -1,8 +1,9 @@
 /*
  * The one definition of every timing metric of an iteration (docs/analysis.md,
  * "Metrics"): ddpsim's summary (sim/cli/report.c) and `ddpsim analyze`
- * (analysis/compare.c) both call ds_metrics_measure on an iteration's ops, so
- * analyze of a run's own trace prints the run's summary.
+ * (analysis/compare.c) both measure an iteration's ops with
+ * ds_metrics_measure_among (ds_metrics_measure is it without other
+ * iterations' ops), so analyze of a run's own trace prints the run's summary.
  *
  * Which op counts as what is ds_metrics_class's alone: comm-stream ops are
  * communication; host-stream ops (launches, DataParallel's replicate, DDP's

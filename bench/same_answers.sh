@@ -56,7 +56,8 @@ training_matrix() {
   echo "tr3 --topo 2node-ib --model gpt2 --coll-model flow --algo ring --format csv --trace TRACE"
   echo "tr4 --topo cluster-512x8-h100 --world-size 64 --model gpt2 --format csv --trace TRACE"
   echo "tr5 --topo dgx-h100 --model gpt2 --jitter 0.1 --format csv --trace TRACE"
-  echo "tr6 --topo 2node-ib --model resnet50 --strategy dp --format csv --trace TRACE"
+  # dp drives one node's GPUs from one process: 8 of 2node-ib's 16 (all 16 are refused)
+  echo "tr6 --topo 2node-ib --world-size 8 --model resnet50 --strategy dp --format csv --trace TRACE"
   echo "tr7 --topo cluster-64x8-h100 --world-size 128 --model resnet50 --comm-hook bf16 --format csv --trace TRACE"
   echo "tr8 --topo dgx-a100 --model bert-base --straggler 0:1.1 --algo tree --coll-model flow --format csv --trace TRACE"
 }

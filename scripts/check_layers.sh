@@ -3,7 +3,10 @@
 #   base < traces < sim/net < sim/coll < sim/train < analysis < sim/cli < sim/cmd
 # and that real/ (the replay) includes only base/, traces/ and itself: the
 # simulator and the replay meet only in the schedule and trace files.
-# Prints each include that goes up or sideways; exit 1 if there is one.
+# Within that order, sim/net and sim/coll skip traces/, and analysis/ skips
+# sim/: the "May include" line of each folder's README (allowed(), below).
+# Prints each include that goes up, sideways or past its README; exit 1 if
+# there is one.
 set -eu
 cd "$(dirname "$0")/.."
 rank() {
@@ -12,6 +15,13 @@ rank() {
     sim/train/*) echo 4 ;; analysis/*) echo 5 ;; sim/cli/*) echo 6 ;; sim/cmd/*) echo 7 ;;
     real/*) echo real ;;
     *) echo none ;;
+  esac
+}
+# the layers a folder's README says it may include, beyond going down
+allowed() {
+  case "$1" in
+    sim/net/*) echo "0 2" ;; sim/coll/*) echo "0 2 3" ;; analysis/*) echo "0 1 5" ;;
+    *) echo any ;;
   esac
 }
 bad=0
@@ -26,6 +36,10 @@ for f in base/* traces/* sim/*/* analysis/* real/*; do
     if [ "$from" = real ]; then
       case "$to" in 0|1|real) continue ;; esac
     elif [ "$to" != real ] && [ "$to" -le "$from" ]; then
+      ok=$(allowed "$f")
+      case " $ok " in " any "|*" $to "*) continue ;; esac
+      echo "$f includes $inc: $(dirname "$f")/README.md's \"May include\" leaves out layer $to" >&2
+      bad=1
       continue
     fi
     echo "$f includes $inc: layer $from may not include layer $to" >&2

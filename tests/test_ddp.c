@@ -700,3 +700,60 @@ Test(ddp, find_unused_all_reduces_the_local_used_map_after_the_buckets) {
   ds_ddp_buckets_release(&b);
   teardown(&f);
 }
+
+Test(ddp, static_graph_first_backward_sends_the_map_before_copying_and_all_reducing) {
+  /* static_graph's first backward (local_used_map 2): the autograd hooks
+   * only count (reducer.cpp autograd_hook returns at
+   * static_graph_first_iteration); _DDPSink queues delay_all_reduce, which
+   * after the whole backward all-reduces the local-used map first, then
+   * copies every gradient into its bucket (mark_variable_ready_dense per
+   * parameter), then all-reduces every bucket. On the tiny model in one
+   * bucket (its initial layout): the map's copy and all-reduce come after
+   * the last backward kernel (layer 0's, the last of backward), every
+   * LAYER.to_bucket copy after the map's copy, and the bucket's all-reduce
+   * waits for the map's on the comm stream. Under find_unused_parameters
+   * (1) the map still goes after the buckets, and the copies during
+   * backward (the other test above). */
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
+  struct ds_err err = {0};
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_ONE, &b), DS_OK);
+  cr_assert_eq(b.n, 1);
+  struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
+                               .local_used_map = 2};
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+  cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+  const struct ds_op *last_bwd = NULL, *map_copy = NULL, *map_ar = NULL, *bucket = NULL;
+  const struct ds_op *first_copy = NULL;
+  int copies = 0;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->rank != 0) continue;
+    if (o->kind == DS_OP_BWD && o->stream == DS_STREAM_COMPUTE && o->layer == 0 &&
+        strcmp(o->name, f.m->layers[0].name) == 0)
+      last_bwd = o;
+    if (strcmp(o->name, "local_used.copy") == 0) map_copy = o;
+    if (o->kind == DS_OP_ALLREDUCE && strcmp(o->name, "local_used") == 0) map_ar = o;
+    if (o->kind == DS_OP_ALLREDUCE && o->bucket == 0) bucket = o;
+    const char *dot = strrchr(o->name, '.');
+    if (dot && strcmp(dot, ".to_bucket") == 0) {
+      copies++;
+      if (!first_copy) first_copy = o;
+    }
+  }
+  cr_assert(last_bwd && map_copy && map_ar && bucket && first_copy);
+  cr_assert_eq(copies, 3, "one copy op per layer with parameters");
+  cr_assert_gt(map_copy->id, last_bwd->id, "the map after the whole backward");
+  cr_assert_gt(first_copy->id, map_copy->id, "the copies into the bucket after the map's");
+  cr_assert_gt(bucket->id, map_ar->id);
+  const int64_t *d = ds_schedule_deps(s, bucket);
+  int after_map = 0;
+  for (uint32_t k = 0; k < bucket->dep_count; k++) after_map |= d[k] == map_ar->id;
+  cr_assert(after_map, "the bucket's all-reduce follows the map's on the comm stream");
+  ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  teardown(&f);
+}

@@ -216,11 +216,13 @@ struct ds_ddp_options {
    * every one does where the rules keep .grad (1.4, 1.9). Not combined
    * with accum_steps > 1. */
   int32_t grad_accum;
-  /* Once the last bucket is ready, the reducer all-reduces its map of the
-   * parameters used locally (an int32 per parameter) after the buckets,
-   * and the step waits for it (ds_ddp_build): 1 in every synchronising
-   * micro-step (find_unused_parameters=True), 2 in the first only
-   * (static_graph's first backward, static_graph_first_iteration). One
+  /* The reducer all-reduces its map of the parameters used locally (an
+   * int32 per parameter), and the step waits for it (ds_ddp_build): 1 in
+   * every synchronising micro-step (find_unused_parameters=True), once the
+   * last bucket is ready, after the buckets; 2 in the first only
+   * (static_graph's first backward, static_graph_first_iteration), where
+   * delay_all_reduce sends it after the whole backward, before the copies
+   * into the buckets and their all-reduces (reducer.cpp). One
    * more collective id per synchronising micro-step either way, after the
    * buffers' (with 2 the later ones go unused). */
   int local_used_map;

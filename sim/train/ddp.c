@@ -241,6 +241,14 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
      * copies every gradient into its bucket, then all-reduces every bucket:
      * the map first, the copies and buckets after backward. */
     int delayed = sync && opt->local_used_map == 2 && !local_used_sent;
+    /* gradient_as_bucket_view: .grad is the bucket's view when backward
+     * reaches the hook where it survived since the last synchronising
+     * backward pointed it there: kept by zero_grad(set_to_none=False) (1.9,
+     * from iteration 1 on), or the previous --grad-accum micro-step's; under
+     * current rules zero_grad(set_to_none=True) drops it after every step,
+     * so the first micro-step's AccumulateGrad makes a new tensor and the
+     * reducer copies it (reducer.cpp mark_variable_ready_dense) */
+    int grad_is_view = (c->grad_kept && opt->iter > 0) || (accum > 1 && step > 0);
     /* DDP's per-iteration host work (host_ddp_iter: _pre_forward,
      * _post_forward's prepare_for_backward, the finalize_backward
      * callback; sim/net/topo_compute.c) in each synchronising micro-step,
@@ -328,7 +336,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       if (accum_grad) DS_CHECK_GOTO(emit_accum_grad(m, c, l, rank, &t, bd), st, out);
       /* no_sync's accumulating micro-steps run no reducer hook */
       if (sync && !delayed)
-        DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, rank, &t, bd), st, out);
+        DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, grad_is_view, rank, &t, bd), st,
+                      out);
       /* Overlapped: a bucket goes once its last gradient is ready. */
       while (sync && !delayed && !opt->no_overlap && next_bucket < bk->n &&
              bk->b[next_bucket].ready_layer >= l) {
@@ -345,7 +354,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                                         ds_comm_hook_colls_per_bucket(&opt->hook),
                                     &t, bd), st, out);
       for (int32_t l = 0; l < m->n_layers; l++)
-        DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, rank, &t, bd), st, out);
+        DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, grad_is_view, rank, &t, bd), st,
+                      out);
     }
     /* --no-overlap: every bucket waits for the end of backward. */
     while (next_bucket < bk->n) {

@@ -311,44 +311,61 @@ static int count_named(const struct ds_schedule *s, const char *suffix) {
   return n;
 }
 
-Test(ddp, gradient_as_bucket_view_divides_in_place_and_copies_nothing_back) {
-  /* Expected, because with gradient_as_bucket_view the reducer's gradient
-   * already is the bucket view: mark_variable_ready_dense divides it in
-   * place (div_, the same bytes as mul_out's copy), finalize_bucket_dense
-   * copies nothing back. Under a comm hook the view is not divided (the
-   * hook divides), and nothing is copied back either: finalize_bucket_dense
-   * copies only when the hook's result is not an alias of the bucket
-   * (is_alias_of), and fp16's and bf16's decompress write into
-   * bucket.buffer() and return it, PowerSGD returns input_tensor (the
-   * buffer), its warm-up the all-reduced buffer itself. (The old code
-   * charged 2 copies back under every hook: fails there.) */
+Test(ddp, gradient_as_bucket_view_divides_in_place_only_where_grad_is_the_view) {
+  /* With gradient_as_bucket_view, mark_variable_ready_dense divides in
+   * place (div_, the same bytes as mul_out's copy) only where .grad already
+   * is the bucket's view (grad.is_alias_of(bucket_view)); otherwise it
+   * copies (at::mul_out, a plain copy_ under a comm hook) and then points
+   * .grad at the view. Where .grad is kept between iterations (1.9's
+   * zero_grad(set_to_none=False): c->grad_kept) it is the view from
+   * iteration 1 on; under current rules zero_grad(set_to_none=True) makes
+   * it None after every step, AccumulateGrad's new tensor is no view, and
+   * every iteration copies (LAYER.to_bucket), under a hook too; only the
+   * micro-steps after the first of --grad-accum find the view (their
+   * AccumulateGrad adds into it). finalize_bucket_dense copies nothing back
+   * either way (the hooks modelled return the bucket's own buffer). (The
+   * old code divided in place and, under a hook, copied nothing whatever
+   * the rules: fails for kept 0.) */
   struct fixture f;
   setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
-  const struct { int view; enum ds_hook_kind hook; int in, div, back; } cases[] = {
-      {0, DS_HOOK_NONE, 3, 0, 2},
-      {1, DS_HOOK_NONE, 0, 3, 0},
-      {0, DS_HOOK_FP16, 3, 0, 2},
-      {1, DS_HOOK_FP16, 0, 0, 0},
-      {1, DS_HOOK_BF16, 0, 0, 0},
-      {1, DS_HOOK_POWERSGD, 0, 0, 0},
+  const struct { int kept, accum, view; enum ds_hook_kind hook; int in, div, back; } cases[] = {
+      {1, 1, 0, DS_HOOK_NONE, 3, 0, 2},
+      {1, 1, 1, DS_HOOK_NONE, 0, 3, 0},
+      {1, 1, 0, DS_HOOK_FP16, 3, 0, 2},
+      {1, 1, 1, DS_HOOK_FP16, 0, 0, 0},
+      {1, 1, 1, DS_HOOK_BF16, 0, 0, 0},
+      {1, 1, 1, DS_HOOK_POWERSGD, 0, 0, 0},
+      {0, 1, 0, DS_HOOK_NONE, 3, 0, 2},
+      {0, 1, 1, DS_HOOK_NONE, 3, 0, 0},
+      {0, 1, 1, DS_HOOK_FP16, 3, 0, 0},
+      {0, 1, 1, DS_HOOK_POWERSGD, 3, 0, 0},
+      {0, 2, 1, DS_HOOK_NONE, 3, 3, 0},
+      {0, 2, 1, DS_HOOK_FP16, 3, 0, 0},
   };
-  for (size_t k = 0; k < 2 * sizeof cases / sizeof *cases; k++) {
-    /* each case in iteration 1, then in iteration 0 (PowerSGD's warm-up) */
-    size_t c = k % (sizeof cases / sizeof *cases);
+  const size_t n = sizeof cases / sizeof *cases;
+  for (size_t k = 0; k < 2 * n; k++) {
+    /* each case in iteration 1, then in iteration 0 (PowerSGD's warm-up;
+     * the first backward finds no view: a kept .grad becomes one in it) */
+    size_t c = k % n;
+    int iter = k < n;
     struct ds_schedule *s;
     cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
     struct ds_ddp_options opt = {.world_size = 1, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
-                                 .hook = {cases[c].hook, 1},
-                                 .iter = k < sizeof cases / sizeof *cases,
-                                 .grad_as_bucket_view = cases[c].view};
+                                 .hook = {cases[c].hook, 1}, .iter = iter,
+                                 .grad_as_bucket_view = cases[c].view,
+                                 .grad_accum = cases[c].accum};
+    f.c.grad_kept = cases[c].kept;
     cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
-    cr_assert_eq(count_named(s, ".to_bucket"), cases[c].in, "case %zu", k);
-    cr_assert_eq(count_named(s, ".grad_div"), cases[c].div, "case %zu", k);
-    cr_assert_eq(count_named(s, ".to_grad"), cases[c].back, "case %zu", k);
+    int first_copies = !iter && cases[c].kept && cases[c].view ? 3 : 0;
+    cr_assert_eq(count_named(s, ".to_bucket"), cases[c].in + first_copies, "case %zu", k);
+    cr_assert_eq(count_named(s, ".grad_div"), cases[c].div - (first_copies && cases[c].div ? 3 : 0),
+                 "case %zu", k);
+    cr_assert_eq(count_named(s, ".to_grad"), cases[c].back * cases[c].accum, "case %zu", k);
     ds_schedule_free(s);
   }
+  f.c.grad_kept = 0;
   ds_ddp_buckets_release(&b);
   teardown(&f);
 }
@@ -697,6 +714,63 @@ Test(ddp, find_unused_all_reduces_the_local_used_map_after_the_buckets) {
     cr_assert_eq(maps, mode == 1 ? 2 : 1, "mode %d", mode);
     ds_schedule_free(s);
   }
+  ds_ddp_buckets_release(&b);
+  teardown(&f);
+}
+
+Test(ddp, static_graph_first_backward_sends_the_map_before_copying_and_all_reducing) {
+  /* static_graph's first backward (local_used_map 2): the autograd hooks
+   * only count (reducer.cpp autograd_hook returns at
+   * static_graph_first_iteration); _DDPSink queues delay_all_reduce, which
+   * after the whole backward all-reduces the local-used map first, then
+   * copies every gradient into its bucket (mark_variable_ready_dense per
+   * parameter), then all-reduces every bucket. On the tiny model in one
+   * bucket (its initial layout): the map's copy and all-reduce come after
+   * the last backward kernel (layer 0's, the last of backward), every
+   * LAYER.to_bucket copy after the map's copy, and the bucket's all-reduce
+   * waits for the map's on the comm stream. Under find_unused_parameters
+   * (1) the map still goes after the buckets, and the copies during
+   * backward (the other test above). */
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
+  struct ds_err err = {0};
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_ONE, &b), DS_OK);
+  cr_assert_eq(b.n, 1);
+  struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
+                               .local_used_map = 2};
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+  cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+  const struct ds_op *last_bwd = NULL, *map_copy = NULL, *map_ar = NULL, *bucket = NULL;
+  const struct ds_op *first_copy = NULL;
+  int copies = 0;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->rank != 0) continue;
+    if (o->kind == DS_OP_BWD && o->stream == DS_STREAM_COMPUTE && o->layer == 0 &&
+        strcmp(o->name, f.m->layers[0].name) == 0)
+      last_bwd = o;
+    if (strcmp(o->name, "local_used.copy") == 0) map_copy = o;
+    if (o->kind == DS_OP_ALLREDUCE && strcmp(o->name, "local_used") == 0) map_ar = o;
+    if (o->kind == DS_OP_ALLREDUCE && o->bucket == 0) bucket = o;
+    const char *dot = strrchr(o->name, '.');
+    if (dot && strcmp(dot, ".to_bucket") == 0) {
+      copies++;
+      if (!first_copy) first_copy = o;
+    }
+  }
+  cr_assert(last_bwd && map_copy && map_ar && bucket && first_copy);
+  cr_assert_eq(copies, 3, "one copy op per layer with parameters");
+  cr_assert_gt(map_copy->id, last_bwd->id, "the map after the whole backward");
+  cr_assert_gt(first_copy->id, map_copy->id, "the copies into the bucket after the map's");
+  cr_assert_gt(bucket->id, map_ar->id);
+  const int64_t *d = ds_schedule_deps(s, bucket);
+  int after_map = 0;
+  for (uint32_t k = 0; k < bucket->dep_count; k++) after_map |= d[k] == map_ar->id;
+  cr_assert(after_map, "the bucket's all-reduce follows the map's on the comm stream");
+  ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   teardown(&f);
 }

@@ -354,6 +354,13 @@ Test(pytorch19, refusals) {
                                      "iteration after the first, take C++'s "
                                      "kDefaultFirstBucketBytes, 1 MiB");
   ds_test_ddpsim_refuses(TINY "--pytorch-version 2.0", "--pytorch-version");
+  /* 1.9's default_hooks.py has allreduce_hook, fp16_compress_hook and
+   * fp16_compress_wrapper; bf16_compress_hook came in 1.10 (it ran as fp16's
+   * twin before) */
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 1.9 --comm-hook bf16",
+                         "option --pytorch-version 1.9: PyTorch 1.9 has no bf16_compress_hook");
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 1.9 --comm-hook fp16,bf16",
+                         "option --pytorch-version 1.9: PyTorch 1.9 has no bf16_compress_hook");
 }
 
 Test(pytorch19, bn_parameters_can_sit_in_an_undecayed_group) {

@@ -213,6 +213,14 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
     return ds_err_set(err, DS_EUSAGE,
                       "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph argument "
                       "(its experimental _set_static_graph() is not modelled)");
+  /* 1.9's default_hooks.py: allreduce_hook, fp16_compress_hook and
+   * fp16_compress_wrapper; bf16_compress_hook came with 1.10 */
+  for (int32_t k = 0; o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && k < o->sweep[DS_VAR_COMM_HOOK].n;
+       k++)
+    if (o->comm_hooks[k].kind == DS_HOOK_BF16)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --pytorch-version 1.9: PyTorch 1.9 has no bf16_compress_hook "
+                        "(--comm-hook bf16; it came with 1.10): use fp16, powersgd:RANK or none");
   if (o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && ds_options_given(o, "--first-bucket-mb"))
     return ds_err_set(err, DS_EUSAGE, DS_DDP_TORCH19_FIRST_BUCKET_REFUSAL);
   DS_CHECK(check_grad_accum(o, err));

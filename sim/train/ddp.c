@@ -157,13 +157,14 @@ int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_b
   return per_step * (opt->grad_accum > 1 ? opt->grad_accum : 1);
 }
 
-/* find_unused_parameters (and static_graph's first iteration): when the
- * last bucket is marked ready the reducer sends its map of the parameters
- * this rank used (reducer.cpp all_reduce_local_used_map: a copy_ into a
+/* find_unused_parameters: when the last bucket is marked ready the
+ * reducer sends its map of the parameters this rank used (reducer.cpp all_reduce_local_used_map: a copy_ into a
  * pinned tensor and a non_blocking copy_ to the GPU's int32 map, an int
  * per parameter, then the process group's allreduce, after the buckets'
  * on its stream), and finalize_backward's local_used_work_->wait() makes
- * the compute stream wait for it, so the step does (t->comm). Host: the
+ * the compute stream wait for it, so the step does (t->comm). static_graph's
+ * first backward sends it before the copies into the buckets and their
+ * all-reduces (delay_all_reduce; build_rank's `delayed`). Host: the
  * two copies' launches (host_grad_copy each) and the call
  * (host_collective); the device copy at the memory roofline.
  * A locally unused parameter never delays its bucket: the reducer marks
@@ -233,6 +234,21 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
      * first of --no-sync's or --grad-accum's (the first one's backward
      * creates it) */
     int accum_grad = c->grad_kept || step > 0;
+    /* static_graph's first synchronising backward (local_used_map 2): its
+     * autograd hooks only count (reducer.cpp autograd_hook returns at
+     * static_graph_first_iteration) and _DDPSink queues delay_all_reduce,
+     * which after the whole backward all-reduces the local-used map, then
+     * copies every gradient into its bucket, then all-reduces every bucket:
+     * the map first, the copies and buckets after backward. */
+    int delayed = sync && opt->local_used_map == 2 && !local_used_sent;
+    /* gradient_as_bucket_view: .grad is the bucket's view when backward
+     * reaches the hook where it survived since the last synchronising
+     * backward pointed it there: kept by zero_grad(set_to_none=False) (1.9,
+     * from iteration 1 on), or the previous --grad-accum micro-step's; under
+     * current rules zero_grad(set_to_none=True) drops it after every step,
+     * so the first micro-step's AccumulateGrad makes a new tensor and the
+     * reducer copies it (reducer.cpp mark_variable_ready_dense) */
+    int grad_is_view = (c->grad_kept && opt->iter > 0) || (accum > 1 && step > 0);
     /* DDP's per-iteration host work (host_ddp_iter: _pre_forward,
      * _post_forward's prepare_for_backward, the finalize_backward
      * callback; sim/net/topo_compute.c) in each synchronising micro-step,
@@ -319,9 +335,11 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       DS_CHECK_GOTO(emit_transposes(m, c, rank, DS_OP_BWD, l, opt->batch, &t, bd), st, out);
       if (accum_grad) DS_CHECK_GOTO(emit_accum_grad(m, c, l, rank, &t, bd), st, out);
       /* no_sync's accumulating micro-steps run no reducer hook */
-      if (sync) DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, rank, &t, bd), st, out);
+      if (sync && !delayed)
+        DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, grad_is_view, rank, &t, bd), st,
+                      out);
       /* Overlapped: a bucket goes once its last gradient is ready. */
-      while (sync && !opt->no_overlap && next_bucket < bk->n &&
+      while (sync && !delayed && !opt->no_overlap && next_bucket < bk->n &&
              bk->b[next_bucket].ready_layer >= l) {
         DS_CHECK_GOTO(ds__ddp_emit_bucket(m, c, opt, bk, next_bucket, rank, cb, &t, bd,
                                           &comm_done[next_bucket]), st, out);
@@ -329,6 +347,16 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       }
     }
     if (!sync) continue;
+    if (delayed) { /* delay_all_reduce: the map, then the copies, layer by layer */
+      local_used_sent = 1;
+      DS_CHECK_GOTO(emit_local_used(m, c, opt, rank,
+                                    (cb + bk->n + n_bb) *
+                                        ds_comm_hook_colls_per_bucket(&opt->hook),
+                                    &t, bd), st, out);
+      for (int32_t l = 0; l < m->n_layers; l++)
+        DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, grad_is_view, rank, &t, bd), st,
+                      out);
+    }
     /* --no-overlap: every bucket waits for the end of backward. */
     while (next_bucket < bk->n) {
       DS_CHECK_GOTO(ds__ddp_emit_bucket(m, c, opt, bk, next_bucket, rank, cb, &t, bd,

@@ -191,8 +191,10 @@ struct ds_ddp_options {
    * extras for tree and nvls, 0 for the others (no closed form in general). */
   enum ds_ar_algo algo;
   int algo_auto;
-  /* gradient_as_bucket_view=True: the reducer divides gradients in place
-   * instead of copying them into the buckets, and copies nothing back */
+  /* gradient_as_bucket_view=True: the reducer copies nothing back, and
+   * divides in place instead of copying into the bucket where .grad already
+   * is the bucket's view (kept by 1.9's zero_grad, or a --grad-accum
+   * micro-step after the first; current rules' set_to_none drops it) */
   int grad_as_bucket_view;
   /* 1: build rank 0's ops only, the template every rank runs
    * (traces/shared_schedule.h): rank r's ops are rank 0's but for their
@@ -216,11 +218,13 @@ struct ds_ddp_options {
    * every one does where the rules keep .grad (1.4, 1.9). Not combined
    * with accum_steps > 1. */
   int32_t grad_accum;
-  /* Once the last bucket is ready, the reducer all-reduces its map of the
-   * parameters used locally (an int32 per parameter) after the buckets,
-   * and the step waits for it (ds_ddp_build): 1 in every synchronising
-   * micro-step (find_unused_parameters=True), 2 in the first only
-   * (static_graph's first backward, static_graph_first_iteration). One
+  /* The reducer all-reduces its map of the parameters used locally (an
+   * int32 per parameter), and the step waits for it (ds_ddp_build): 1 in
+   * every synchronising micro-step (find_unused_parameters=True), once the
+   * last bucket is ready, after the buckets; 2 in the first only
+   * (static_graph's first backward, static_graph_first_iteration), where
+   * delay_all_reduce sends it after the whole backward, before the copies
+   * into the buckets and their all-reduces (reducer.cpp). One
    * more collective id per synchronising micro-step either way, after the
    * buffers' (with 2 the later ones go unused). */
   int local_used_map;
@@ -248,8 +252,8 @@ int32_t ds_ddp_buffer_buckets(const struct ds_model *model, int32_t *group);
  * buffersK.flatten, the broadcast from rank 0, buffersK.copy back into
  * the buffers, each after its host op); then forward of every layer, loss,
  * backward in reverse, each layer's followed by the reducer's copy of its
- * gradients into their buckets (LAYER.to_bucket, or LAYER.grad_div with
- * gradient_as_bucket_view), with each bucket's all-reduce right after the
+ * gradients into their buckets (LAYER.to_bucket, or LAYER.grad_div where
+ * gradient_as_bucket_view finds .grad the view), with each bucket's all-reduce right after the
  * copy that completes it (after the last backward with no_overlap; the
  * micro-steps of no_sync first, without the reducer); then, bucket by
  * bucket after its all-reduce, the copy of the averaged gradients back to

@@ -61,11 +61,13 @@ ds_status ds__ddp_emit_bucket(const struct ds_model *m, const struct ds_compute 
                               const struct ds_ddp_options *opt, const struct ds_buckets *bk,
                               int32_t b, int32_t rank, int64_t coll_base, struct rank_tails *t,
                               struct ds_schedule_builder *bd, int64_t *last);
-/* The reducer's copies of layer l's gradients into their buckets
- * (ddp_reducer.c). */
+/* The reducer's copies of layer l's gradients into their buckets, or,
+ * under gradient_as_bucket_view where .grad already is the bucket's view
+ * (grad_is_view), its division in place (ddp_reducer.c). */
 ds_status ds__ddp_emit_to_bucket(const struct ds_model *m, const struct ds_compute *c,
-                                 const struct ds_ddp_options *opt, int32_t l, int32_t rank,
-                                 struct rank_tails *t, struct ds_schedule_builder *bd);
+                                 const struct ds_ddp_options *opt, int32_t l, int grad_is_view,
+                                 int32_t rank, struct rank_tails *t,
+                                 struct ds_schedule_builder *bd);
 /* finalize_backward's copies of bucket b back to the gradients, after
  * comm_done (ddp_reducer.c). */
 ds_status ds__ddp_emit_from_bucket(const struct ds_model *m, const struct ds_compute *c,

@@ -132,21 +132,27 @@ static double reducer_copy_ns(const struct ds_model *m, const struct ds_compute 
  * each gradient into its bucket's flat buffer, dividing by the world size
  * in the same kernel (at::mul_out; a plain copy_ under a comm hook, which
  * divides itself, and under PyTorch 1.4, which divides the whole bucket
- * after: emit_bucket_div); with gradient_as_bucket_view the gradient
- * already is the bucket view and is divided in place (div_), unless a comm
- * hook runs: then nothing. Same bytes either way: read and write every
- * element. */
+ * after: emit_bucket_div); with gradient_as_bucket_view, where the
+ * gradient already is the bucket view (grad_is_view), it is divided in
+ * place (div_), unless a comm hook runs: then nothing. Same bytes either
+ * way: read and write every element. */
 ds_status ds__ddp_emit_to_bucket(const struct ds_model *m, const struct ds_compute *c,
-                                 const struct ds_ddp_options *opt, int32_t l, int32_t rank,
-                                 struct rank_tails *t, struct ds_schedule_builder *bd) {
+                                 const struct ds_ddp_options *opt, int32_t l, int grad_is_view,
+                                 int32_t rank, struct rank_tails *t,
+                                 struct ds_schedule_builder *bd) {
   const struct ds_layer *ly = &m->layers[l];
   int hook = opt->hook.kind != DS_HOOK_NONE;
   if (ly->param_count == 0) return DS_OK;
+  /* mark_variable_ready_dense divides in place (nothing under a hook) only
+   * where .grad already is the bucket's view (grad.is_alias_of(
+   * bucket_view)); otherwise it copies (mul_out, copy_ under a hook) and
+   * points .grad at the view (ddp.c says which). */
+  int in_place = opt->grad_as_bucket_view && grad_is_view;
   /* The hooks on the autograd thread (mark_variable_ready, the kernel's
    * launch): host_grad_hook per gradient; the copies start after the
    * first (ds__ddp_emit_host_rest). */
   int64_t host;
-  if (opt->grad_as_bucket_view && hook) {
+  if (in_place && hook) {
     DS_CHECK(ds__ddp_emit_host(rank, DS_OP_BWD, "hook", l, -1,
                                ly->param_count * c->params.host_grad_hook_ns, t, bd, &host));
     t->launch = -1;
@@ -159,7 +165,7 @@ ds_status ds__ddp_emit_to_bucket(const struct ds_model *m, const struct ds_compu
     ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
   char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.%s", ly->name,
-           opt->grad_as_bucket_view ? "grad_div" : "to_bucket");
+           in_place ? "grad_div" : "to_bucket");
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
                      .bytes = bytes, .dur_us = ns / 1000};

@@ -154,6 +154,30 @@ static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
   return DS_OK;
 }
 
+/* Current PyTorch builds its reducer with _DEFAULT_FIRST_BUCKET_BYTES as the
+ * first cap only when bucket_cap_mb is left at its default; a given
+ * bucket_cap_mb caps the first bucket too (torch/nn/parallel/distributed.py,
+ * the first_bucket_bytes_cap argument of dist.Reducer). So --first-bucket-mb
+ * beside a different --bucket-mb is a layout current torch DDP does not make
+ * (apex's DistributedDataParallel does: validation/notes-dlebert.md); run,
+ * but say so once. */
+static void note_first_bucket_beside_cap(const struct ds_options *o) {
+  if (o->ddp_rules != DS_DDP_RULES_CURRENT || !ds_options_given(o, "--first-bucket-mb") ||
+      !ds_options_given(o, "--bucket-mb"))
+    return;
+  const struct ds_values *first = &o->sweep[DS_VAR_FIRST_BUCKET_MB];
+  const struct ds_values *cap = &o->sweep[DS_VAR_BUCKET_MB];
+  for (int32_t i = 0; i < first->n; i++)
+    for (int32_t j = 0; j < cap->n; j++)
+      if (first->v[i] != cap->v[j]) {
+        fprintf(stderr, "ddpsim: note: --first-bucket-mb %g beside --bucket-mb %g: current "
+                "PyTorch ignores _DEFAULT_FIRST_BUCKET_BYTES once bucket_cap_mb is given "
+                "(its first bucket gets the cap), so this layout is another reducer's "
+                "(apex's), not torch DDP's\n", first->v[i], cap->v[j]);
+        return;
+      }
+}
+
 /* --grad-accum and --optimizer-batch: one of them, built for single and
  * ddp only, not with no_sync's micro-steps. */
 static ds_status check_grad_accum(const struct ds_options *o, struct ds_err *err) {
@@ -477,5 +501,6 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
   for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
     if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
       return ds_ring_chunks_aggregate_refuse(0, err);
+  note_first_bucket_beside_cap(o);
   return DS_OK;
 }

@@ -282,6 +282,16 @@ void ds_test_collective_usage_error(const char *args, const char *msg) {
   free(o.text);
 }
 
+char *ds_test_report_printed(enum ds_format fmt, const struct ds_summary *rows, int32_t n) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert(fp);
+  cr_assert_eq(ds_report_print(fp, fmt, rows, n), 0);
+  cr_assert_eq(fclose(fp), 0);
+  return text;
+}
+
 ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err) {
   static char buf[1024]; /* o keeps pointers into it */
   char *argv[64];

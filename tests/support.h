@@ -2,7 +2,8 @@
  * What the tests share: reading and writing a file whole, running a command
  * with its stdout and stderr captured (and expecting ddpsim to refuse), its
  * CSV output read by column name, parsing a ddpsim command line in process,
- * loading a model, a schedule of one backward op to emit a step after.
+ * loading a model, a schedule of one backward op to emit a step after, the
+ * summary's rows printed to memory.
  * Linked into every test binary (Makefile: TEST_SUPPORT_OBJ); failures are
  * Criterion assertions.
  */
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "sim/cli/report.h"
 #include "sim/train/compute.h"
 
 struct ds_model;
@@ -47,6 +49,9 @@ struct ds_test_output ds_test_collective_ok(const char *args);
 /* Fails the test unless `ddpsim collective ARGS` is refused as a usage
  * mistake (DS_EUSAGE) with exactly the message msg. */
 void ds_test_collective_usage_error(const char *args, const char *msg);
+
+/* The summary rows as ds_report_print writes them in fmt (owned). */
+char *ds_test_report_printed(enum ds_format fmt, const struct ds_summary *rows, int32_t n);
 
 /* $DDPSIM_BIN, else the sanitizer build's ddpsim. */
 const char *ds_test_ddpsim(void);

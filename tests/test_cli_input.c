@@ -72,6 +72,17 @@ Test(cli, bad_flags_exit_2_with_a_message) {
     ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
 }
 
+/* Each run `ddpsim COMMON ACCEPTED[i] --format csv` exits 0. */
+static void accepts_each(const char *common, const char *const *accepted, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char args[256];
+    cr_assert_lt(snprintf(args, sizeof args, "%s %s --format csv", common, accepted[i]),
+                 (int)sizeof args);
+    struct ds_test_result r = ds_test_cli_ok(args);
+    ds_test_release(&r);
+  }
+}
+
 /* --tf32 picks fp32 training's math; under --dtype fp16 or bf16 every
  * convolution and matmul runs in the half type, so --tf32 all and none
  * exited 0 with the default's numbers and printed "flags: --tf32 all" and
@@ -85,13 +96,8 @@ Test(cli, tf32_under_a_half_dtype_is_refused_as_ignored) {
   ds_test_ddpsim_refuses("--topo 4gpu --dtype bf16 --tf32 none", "option --tf32 none:");
   static const char *const accepted[] = {"--dtype fp16 --tf32 conv", "--amp fp16 --tf32 conv",
                                          "--dtype fp32 --tf32 none"};
-  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
-    char args[256];
-    snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model "
-             "tests/data/tiny-model.yaml %s --format csv", accepted[i]);
-    struct ds_test_result r = ds_test_cli_ok(args);
-    ds_test_release(&r);
-  }
+  accepts_each("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml", accepted,
+               sizeof accepted / sizeof *accepted);
 }
 
 /* Under --amp only PowerSGD's GEMMs run fp32 math: --tf32 none is what conv
@@ -109,13 +115,8 @@ Test(cli, tf32_under_amp_is_refused_where_ignored) {
   /* PowerSGD in the run, alone or in a sweep of hooks: all moves its GEMMs */
   static const char *const accepted[] = {"--comm-hook powersgd:1",
                                          "--comm-hook none,powersgd:1"};
-  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
-    char args[256];
-    snprintf(args, sizeof args, "--topo 4gpu --world-size 2 --batch 2 --amp fp16 --tf32 all "
-             "%s --format csv", accepted[i]);
-    struct ds_test_result r = ds_test_cli_ok(args);
-    ds_test_release(&r);
-  }
+  accepts_each("--topo 4gpu --world-size 2 --batch 2 --amp fp16 --tf32 all", accepted,
+               sizeof accepted / sizeof *accepted);
 }
 
 static ds_status parse_ddpsim(int argc, char **argv, struct ds_err *err) {

@@ -305,6 +305,41 @@ Test(collbench, text_header_names_the_algorithm_and_the_collective_model) {
   }
 }
 
+/* The coll_model column says "flow" exactly where --coll-model aggregate
+ * runs the per-flow timeline: every all-reduce algorithm on one node
+ * (dgx-h100) and on two (2node-ib), its times under aggregate against
+ * those under flow (identical to the ns for an algorithm with no
+ * aggregated execution; the aggregating ones differ at 1 MiB by a few ns
+ * or more). NVLS across nodes (NVLSTree) aggregates, and its rows said
+ * "flow" (ds_coll_aggregates, sim/coll/coll.h, is the one rule). */
+Test(collbench, coll_model_label_says_flow_only_where_aggregate_changes_nothing) {
+  static const char *const topos[] = {"dgx-h100", "2node-ib"};
+  static const char *const algos[] = {"ring", "tree", "nvls", "direct", "reduce-broadcast",
+                                      "hierarchical"};
+  for (size_t t = 0; t < sizeof topos / sizeof *topos; t++)
+    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+      char args[160];
+      snprintf(args, sizeof args, "--topo %s --algo %s -b 1M -e 8M -f 8 --format csv "
+               "--coll-model flow", topos[t], algos[a]);
+      struct ds_test_output f = ds_test_collective_ok(args);
+      snprintf(args, sizeof args, "--topo %s --algo %s -b 1M -e 8M -f 8 --format csv "
+               "--coll-model aggregate", topos[t], algos[a]);
+      struct ds_test_output g = ds_test_collective_ok(args);
+      int same = 1;
+      for (int row = 0; row < 2; row++)
+        same &= ds_test_csv_num(f.text, "time_us", row) ==
+                ds_test_csv_num(g.text, "time_us", row);
+      for (int row = 0; row < 2; row++) {
+        char label[16];
+        ds_test_csv_str(g.text, "coll_model", row, label, sizeof label);
+        cr_assert_str_eq(label, same ? "flow" : "aggregate", "%s:\n%s\nper flow:\n%s", args,
+                         g.text, f.text);
+      }
+      free(f.text);
+      free(g.text);
+    }
+}
+
 /* All-reduce algorithms beyond the ring (--algo). */
 
 struct algo_row {

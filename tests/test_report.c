@@ -10,6 +10,7 @@
 
 #include "sim/cli/options.h"
 #include "sim/cli/report.h"
+#include "tests/support.h"
 
 /* A row whose strings are set (the CSV prints each) and nothing else. */
 static struct ds_summary plain_row(void) {
@@ -19,19 +20,10 @@ static struct ds_summary plain_row(void) {
                              .optimizer = "sgd"};
 }
 
-/* The rows as ds_report_print writes them in fmt (owned). */
-static char *printed(enum ds_format fmt, const struct ds_summary *rows, int32_t n) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&text, &len);
-  cr_assert(fp);
-  cr_assert_eq(ds_report_print(fp, fmt, rows, n), 0);
-  cr_assert_eq(fclose(fp), 0);
-  return text;
-}
-
 /* The row's CSV text (owned). */
-static char *csv_of(const struct ds_summary *row) { return printed(DS_FORMAT_CSV, row, 1); }
+static char *csv_of(const struct ds_summary *row) {
+  return ds_test_report_printed(DS_FORMAT_CSV, row, 1);
+}
 
 /* Seven stand-ins (DS_RATES_MAX) of the long names ds_rate_name forms
  * (a run charges fewer), 272 bytes of field, and all ten kernel models,
@@ -90,7 +82,7 @@ Test(report, sweep_header_covers_every_row) {
   rows[1].world_size = 64, rows[1].batch_per_gpu = 16, rows[1].first_iter_ms = 31.5;
   rows[2].world_size = 512, rows[2].batch_per_gpu = 32, rows[2].first_iter_ms = 33.25;
   rows[2].coll_model = "aggregate";
-  char *text = printed(DS_FORMAT_TEXT, rows, 3);
+  char *text = ds_test_report_printed(DS_FORMAT_TEXT, rows, 3);
   cr_assert(strstr(text, "ddp: m on t (8 to 512 x g), batch 16 to 32/GPU, fp32, network maxmin, "
                          "collectives per flow at 8 to 64 ranks, rings and trees aggregated at "
                          "512\n"),

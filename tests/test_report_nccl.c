@@ -14,17 +14,6 @@
 #include "sim/cli/report.h"
 #include "tests/support.h"
 
-/* The summary of a hand-made DDP row in format (owned). */
-static char *print_of(const struct ds_summary *row, enum ds_format format) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&text, &len);
-  cr_assert(fp);
-  cr_assert_eq(ds_report_print(fp, format, row, 1), 0);
-  cr_assert_eq(fclose(fp), 0);
-  return text;
-}
-
 /* A hand-made two-rank DDP row under --algo auto: its strings set (every
  * format prints them), no NCCL call recorded yet. */
 static struct ds_summary auto_row(void) {
@@ -36,7 +25,9 @@ static struct ds_summary auto_row(void) {
 }
 
 /* Its text. */
-static char *text_of(const struct ds_summary *row) { return print_of(row, DS_FORMAT_TEXT); }
+static char *text_of(const struct ds_summary *row) {
+  return ds_test_report_printed(DS_FORMAT_TEXT, row, 1);
+}
 
 /* The trace's algo names of rank 0's all-reduces in iteration `iter`, in
  * file order, as runs "A xN, B xM" into out (the trace lists a rank's ops
@@ -153,7 +144,7 @@ Test(report_nccl, calls_past_the_last_run_are_counted_not_listed) {
                                   "(mixed in 256 or more runs; the JSON's nccl_allreduces has "
                                   "the order)\n"), "%s", text);
   free(text);
-  char *json = print_of(&row, DS_FORMAT_JSON);
+  char *json = ds_test_report_printed(DS_FORMAT_JSON, &row, 1);
   cr_assert_not_null(strstr(json, "\"calls\": 1}], \"nccl_calls_unlisted\": 44, "), "%s", json);
   free(json);
 }

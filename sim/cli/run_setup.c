@@ -223,13 +223,12 @@ static ds_status check_ddp_ring_chunks(const struct config_run *c, const struct 
 }
 
 /* An all-reduce algorithm chosen by name that runs per flow whatever
- * --coll-model says (sim/coll: only the ring, tree and NVLSTree, and
- * hierarchical's rings, aggregate): direct, reduce-broadcast, and NVLS
- * within one node, where it is no NVLSTree. */
+ * --coll-model says (sim/coll ds_coll_aggregates): direct,
+ * reduce-broadcast, and NVLS within one node, where it is no NVLSTree.
+ * After c->ring is built. */
 static int per_flow_only(const struct ds_options *o, const struct config_run *c) {
-  if (o->algo_auto) return 0;
-  return o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST ||
-         (o->ar_algo == DS_AR_NVLS && c->world <= c->topo->gpus_per_node);
+  return !o->algo_auto && !ds_coll_aggregates(DS_COLL_ALLREDUCE, o->ar_algo,
+                                              ds_ring_spans_nodes(c->topo, &c->ring));
 }
 
 /* dp's --algo: NCCL runs broadcast and reduce on the ring alone (v2.30.7
@@ -269,6 +268,12 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
   c->batch = o->batch ? o->batch : c->model->default_batch;
   c->grad_accum = ds_options_grad_accum(o, c->world, c->batch, err);
   if (c->grad_accum < 0) return DS_EUSAGE;
+  int32_t *gpus = malloc((size_t)c->world * sizeof *gpus);
+  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t r = 0; r < c->world; r++) gpus[r] = r;
+  ds_status st = ds_ring_build_rails(c->topo, gpus, c->world, &c->ring, err);
+  free(gpus);
+  DS_CHECK(st);
   switch (o->coll_model) {
   case DS_COLL_CHOICE_FLOW: c->coll_model = DS_COLL_FLOW; break;
   case DS_COLL_CHOICE_AGGREGATE: c->coll_model = DS_COLL_AGGREGATE; break;
@@ -276,7 +281,7 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
     c->coll_model = c->world > DS_AUTO_AGGREGATE_ABOVE ? DS_COLL_AGGREGATE
                                                         : DS_COLL_FLOW;
   }
-  /* only ddp's ring and tree all-reduces aggregate (sim/coll); dp's chains,
+  /* only ddp's all-reduces aggregate (sim/coll ds_coll_aggregates); dp's chains,
    * gathers and scatters are flows whatever --coll-model says, so its row
    * says flow (a review: `--strategy dp,ddp --coll-model aggregate` labelled
    * dp's row aggregate at the same time as flow) */
@@ -289,12 +294,6 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
   if (o->ring_chunks > 1 && c->coll_model == DS_COLL_AGGREGATE)
     return ds_ring_chunks_aggregate_refuse(
         o->coll_model == DS_COLL_CHOICE_AGGREGATE ? 0 : c->world, err);
-  int32_t *gpus = malloc((size_t)c->world * sizeof *gpus);
-  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
-  for (int32_t r = 0; r < c->world; r++) gpus[r] = r;
-  ds_status st = ds_ring_build_rails(c->topo, gpus, c->world, &c->ring, err);
-  free(gpus);
-  DS_CHECK(st);
   /* NCCL's protocols apply to DDP's all-reduces and to dp's broadcasts and
    * reduces (torch/csrc/cuda/nccl.cpp's ncclBcast and ncclReduce: NCCL's
    * ring, its only algorithm for them); dp's gathers and scatters are peer

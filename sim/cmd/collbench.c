@@ -136,17 +136,18 @@ struct plan {
   struct ds_nccl_p2p p2p;    /* alltoall, sendrecv */
   char fallback[1200];       /* why auto runs the plain ring; "" if it does not */
   char uneven[48];           /* ranks per node when they fill nodes unevenly: "8 + 4" */
+  int spans_nodes;           /* the ranks sit on two nodes or more (ds_ring_spans_nodes) */
 };
 
-/* What ran: "flow" or "aggregate". Only the ring kinds and, of the
- * all-reduces, the ring, the hierarchical one's rings and the double binary
- * tree aggregate (sim/coll/coll_tree.c: nvls and reduce-broadcast run per flow
- * whatever the model, as direct does). */
+/* What ran: "flow" or "aggregate" (sim/coll ds_coll_aggregates: the ring
+ * kinds, and of the all-reduces the ring, the hierarchical one's rings, the
+ * double binary tree and NVLSTree aggregate). */
 static const char *coll_model_of(const struct ds_collbench_args *o, const struct plan *pl,
                                  enum ds_ar_algo algo) {
-  int per_flow_only = o->desc->kind == DS_COLL_ALLREDUCE && algo != DS_AR_RING &&
-                      algo != DS_AR_HIER && algo != DS_AR_TREE;
-  return pl->model == DS_COLL_FLOW || per_flow_only ? "flow" : "aggregate";
+  return pl->model == DS_COLL_AGGREGATE &&
+                 ds_coll_aggregates(o->desc->kind, algo, pl->spans_nodes)
+             ? "aggregate"
+             : "flow";
 }
 
 /* nccl-tests' header: what runs, on which topology, and the columns. */
@@ -378,8 +379,8 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
              : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
              : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
                                                          : DS_COLL_FLOW;
-  /* Only the ring kinds (and, of the all-reduces, those of coll_model_of)
-   * have an aggregated execution. */
+  /* Only the ring kinds (and, of the all-reduces, those ds_coll_aggregates
+   * names, coll_model_of) have an aggregated execution. */
   if (o->desc->kind != DS_COLL_ALLREDUCE && o->desc->kind != DS_COLL_ALLGATHER &&
       o->desc->kind != DS_COLL_REDUCESCATTER)
     pl.model = DS_COLL_FLOW;
@@ -402,6 +403,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   ds_status st = ds_ring_build_rails(topo, gpus, n, &ring, err);
   free(gpus);
   DS_CHECK(st);
+  pl.spans_nodes = ds_ring_spans_nodes(topo, &ring);
   st = make_plan(o, topo, &ring, &pl, err);
   /* the ring kinds' rails (ds_ring_plan_rails) need every node to hold 2
    * or more members on 2 or more NICs: where nodes are filled unevenly

@@ -457,10 +457,8 @@ struct ds_coll_spec {
   struct ds_topo *topo;          /* routes of point-to-point kinds */
   const struct ds_ring *ring;    /* the members, in ring order */
   struct ds_net *net;
-  enum ds_coll_model model;      /* chain and p2p kinds always run per flow; of
-                                    the all-reduces, ring, tree and hierarchical
-                                    aggregate (nvls, direct, reduce-broadcast:
-                                    per flow whatever the model) */
+  enum ds_coll_model model;      /* ignored where the collective has no
+                                    aggregated execution (ds_coll_aggregates) */
   int32_t chunks;                /* pipelined pieces per step (chain: in all), >= 1 */
   double bytes;                  /* as above */
   int32_t root;                  /* member index of the root; send: 0; else ignored */
@@ -521,6 +519,21 @@ int ds_coll_kind_splits_buffer(enum ds_coll_kind kind);
 enum ds_ring_chunks_use { DS_RING_CHUNKS_CUT, DS_RING_CHUNKS_NO_STEP, DS_RING_CHUNKS_NCCL };
 enum ds_ring_chunks_use ds_coll_ring_chunks_use(enum ds_coll_kind kind, enum ds_ar_algo algo,
                                                 int nccl);
+
+/* Whether a collective of kind (an all-reduce: algo) has an aggregated
+ * execution, so that DS_COLL_AGGREGATE changes what runs: the ring kinds
+ * (all-reduce ring, all-gather, reduce-scatter), hierarchical's rings, the
+ * double binary tree, and nvls whose members span nodes (NCCL's NVLSTree,
+ * a double binary tree over the nodes: coll_tree.c). The others run per
+ * flow whatever the model: direct, reduce-broadcast, nvls within one node,
+ * the chains (broadcast, reduce) and the p2p kinds. spans_nodes: the
+ * members sit on two nodes or more (ds_ring_spans_nodes). The one rule of
+ * the collective model ddpsim's rows and `ddpsim collective`'s coll_model
+ * column name. */
+int ds_coll_aggregates(enum ds_coll_kind kind, enum ds_ar_algo algo, int spans_nodes);
+/* Whether the ring's members sit on two topology nodes or more (the nodes
+ * coll_tree.c groups them by). */
+int ds_ring_spans_nodes(const struct ds_topo *topo, const struct ds_ring *ring);
 
 /* The table entry of a kind, or of a name; NULL when there is none. */
 const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind);

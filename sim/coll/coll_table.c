@@ -251,6 +251,21 @@ enum ds_ring_chunks_use ds_coll_ring_chunks_use(enum ds_coll_kind kind, enum ds_
   return nccl ? DS_RING_CHUNKS_NCCL : DS_RING_CHUNKS_CUT;
 }
 
+int ds_coll_aggregates(enum ds_coll_kind kind, enum ds_ar_algo algo, int spans_nodes) {
+  if (kind == DS_COLL_ALLGATHER || kind == DS_COLL_REDUCESCATTER) return 1;
+  if (kind != DS_COLL_ALLREDUCE) return 0;
+  return algo == DS_AR_RING || algo == DS_AR_HIER || algo == DS_AR_TREE ||
+         (algo == DS_AR_NVLS && spans_nodes);
+}
+
+int ds_ring_spans_nodes(const struct ds_topo *topo, const struct ds_ring *ring) {
+  for (int32_t i = 1; i < ring->n; i++)
+    if (topo->vertex_node[topo->gpu_vertex[ring->gpus[i]]] !=
+        topo->vertex_node[topo->gpu_vertex[ring->gpus[0]]])
+      return 1;
+  return 0;
+}
+
 int ds_coll_kind_is_chain(enum ds_coll_kind kind) {
   return kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE;
 }

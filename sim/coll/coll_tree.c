@@ -340,7 +340,9 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   int tree_like = run == SHAPE_DBTREE || run == SHAPE_NVLS_TREE;
   for (int32_t v = n; v < c->nv; v++) c->entered[v] = c->ready[v] = 1; /* switches */
   /* Only the double binary tree and NVLSTree have an aggregated execution
-   * (the file's top); the others run per flow whatever the model. */
+   * (the file's top); the others run per flow whatever the model. The
+   * labels' rule, ds_coll_aggregates, says the same (test_collbench's
+   * coll_model_label_says_flow_only_where_aggregate_changes_nothing). */
   int agg = s->model == DS_COLL_AGGREGATE && tree_like && n > 1;
   for (int32_t ti = 0; ti < c->n_trees; ti++) {
     const struct tree *pt = &plan->trees[ti];

@@ -223,6 +223,17 @@ Test(comm_hook, powersgd_allreduce_bytes_match_the_formula) {
   cr_assert_float_eq(p.op[0].bytes, 2 * 271648 * 4.0, 1e-6);
   cr_assert_float_eq(p.op[1].bytes, 271648 * 4.0, 1e-6);
   cr_assert(!p.blocks_backward);
+  /* PyTorch 1.9's _allreduce_fut: the all-reduce first, div_ in its
+   * callback (on the callback's stream), the same bytes */
+  ds_comm_hook_plan(&(struct ds_comm_hook){DS_HOOK_POWERSGD, 2}, m, &c, idx, 4,
+                    DS_HOOK_WARMUP_DIV_AFTER, &p);
+  cr_assert_eq(p.n, 2);
+  cr_assert_eq(p.op[0].where, DS_HOOK_ALLREDUCE);
+  cr_assert_float_eq(p.op[0].bytes, 271648 * 4.0, 1e-6);
+  cr_assert_eq(p.op[1].where, DS_HOOK_CALLBACK);
+  cr_assert_str_eq(p.op[1].what, "allreduce_div");
+  cr_assert_float_eq(p.op[1].bytes, 2 * 271648 * 4.0, 1e-6);
+  cr_assert_eq(p.pg_calls, 1);
   ds_model_free(m);
 }
 

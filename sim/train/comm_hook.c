@@ -223,7 +223,7 @@ static void plan_powersgd(int32_t rank, const struct ds_model *m, const struct d
 
 void ds_comm_hook_plan(const struct ds_comm_hook *h, const struct ds_model *m,
                        const struct ds_compute *c, const int32_t *idx, int32_t count,
-                       int warmup, struct ds_hook_plan *out) {
+                       enum ds_hook_warmup warmup, struct ds_hook_plan *out) {
   int d = ds_dtype_bytes(c->dtype);
   double numel = 0;
   for (int32_t i = 0; i < count; i++) numel += (double)m->params[idx[i]].numel;
@@ -232,19 +232,23 @@ void ds_comm_hook_plan(const struct ds_comm_hook *h, const struct ds_model *m,
   case DS_HOOK_FP16: plan_half(DS_DTYPE_FP16, c, numel, out); break;
   case DS_HOOK_BF16: plan_half(DS_DTYPE_BF16, c, numel, out); break;
   case DS_HOOK_POWERSGD:
-    if (!warmup) {
+    if (warmup == DS_HOOK_NO_WARMUP) {
       plan_powersgd(h->rank, m, c, idx, count, out);
       break;
     }
-    /* default._allreduce_fut: tensor.div_(world_size), then all-reduce */
-    add_kernel(new_op(out, DS_HOOK_IN_BACKWARD, "allreduce_div"), 0, 2 * numel * d);
+    /* default._allreduce_fut: tensor.div_(world_size), then all-reduce;
+     * 1.9's: the all-reduce, then div_ in its callback (comm_hook.h) */
+    if (warmup == DS_HOOK_WARMUP_DIV_FIRST)
+      add_kernel(new_op(out, DS_HOOK_IN_BACKWARD, "allreduce_div"), 0, 2 * numel * d);
     allreduce(out, "", numel * d);
+    if (warmup == DS_HOOK_WARMUP_DIV_AFTER)
+      add_kernel(new_op(out, DS_HOOK_CALLBACK, "allreduce_div"), 0, 2 * numel * d);
     break;
   default: allreduce(out, "", numel * d); break;
   }
   for (int32_t i = 0; i < out->n; i++) {
     price(c, &out->op[i]);
-    if (h->kind != DS_HOOK_POWERSGD || warmup)
+    if (h->kind != DS_HOOK_POWERSGD || warmup != DS_HOOK_NO_WARMUP)
       out->pg_calls += out->op[i].where == DS_HOOK_ALLREDUCE;
   }
 }

@@ -111,13 +111,23 @@ struct ds_hook_plan {
   int32_t pg_calls;
 };
 
+/* PowerSGD before start_powerSGD_iter runs default_hooks' _allreduce_fut,
+ * whose division moved: PyTorch 1.9's divides in the future's callback,
+ * after the all-reduce (`fut.then(div_by_group_size)`); later ones divide
+ * first, in the hook, against fp16 overflow. */
+enum ds_hook_warmup {
+  DS_HOOK_NO_WARMUP = 0,      /* compressing (or no PowerSGD) */
+  DS_HOOK_WARMUP_DIV_FIRST,   /* .div_(world_size), then the all-reduce */
+  DS_HOOK_WARMUP_DIV_AFTER    /* the all-reduce, then .div_ in the callback (1.9) */
+};
+
 /* The plan of one bucket whose tensors are params[idx[0..count)] (indices
  * into m->params), gradients in c->dtype. warmup: PowerSGD's vanilla
- * all-reduce before start_powerSGD_iter (the division, then the
- * all-reduce). With no hook: the bucket's all-reduce alone. */
+ * all-reduce before start_powerSGD_iter, its division where that PyTorch
+ * puts it. With no hook: the bucket's all-reduce alone. */
 void ds_comm_hook_plan(const struct ds_comm_hook *h, const struct ds_model *m,
                        const struct ds_compute *c, const int32_t *idx, int32_t count,
-                       int warmup, struct ds_hook_plan *out);
+                       enum ds_hook_warmup warmup, struct ds_hook_plan *out);
 
 /* All-reduces per bucket (collective ids are (bucket index) * this + j). */
 int32_t ds_comm_hook_colls_per_bucket(const struct ds_comm_hook *h);

@@ -36,8 +36,11 @@ ds_status ds__ddp_emit_bucket(const struct ds_model *m, const struct ds_compute 
                               int32_t b, int32_t rank, int64_t coll_base, struct rank_tails *t,
                               struct ds_schedule_builder *bd, int64_t *last) {
   struct ds_hook_plan plan;
-  ds_comm_hook_plan(&opt->hook, m, c, &bk->order[bk->b[b].first], bk->b[b].count,
-                    opt->iter == 0, &plan);
+  enum ds_hook_warmup warmup = opt->iter != 0                      ? DS_HOOK_NO_WARMUP
+                               : opt->rules == DS_DDP_RULES_TORCH_1_9 ? DS_HOOK_WARMUP_DIV_AFTER
+                                                                      : DS_HOOK_WARMUP_DIV_FIRST;
+  ds_comm_hook_plan(&opt->hook, m, c, &bk->order[bk->b[b].first], bk->b[b].count, warmup,
+                    &plan);
   int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook), j = 0;
   if (opt->rules == DS_DDP_RULES_TORCH_1_4) DS_CHECK(emit_bucket_div(c, bk, b, rank, t, bd));
   int64_t prev = t->compute;

@@ -335,6 +335,15 @@ Test(collbench, coll_model_label_says_flow_only_where_aggregate_changes_nothing)
         cr_assert_str_eq(label, same ? "flow" : "aggregate", "%s:\n%s\nper flow:\n%s", args,
                          g.text, f.text);
       }
+      /* the text header says the same of the one named algorithm */
+      snprintf(args, sizeof args, "--topo %s --algo %s -b 1M -e 1M --coll-model aggregate",
+               topos[t], algos[a]);
+      struct ds_test_output h = ds_test_collective_ok(args);
+      const char *agg_words = strstr(h.text, "aggregated");
+      const char *flow_words = strstr(h.text, "per flow");
+      cr_assert(same ? flow_words && !agg_words : agg_words && !flow_words, "%s:\n%s", args,
+                h.text);
+      free(h.text);
       free(f.text);
       free(g.text);
     }

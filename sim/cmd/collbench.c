@@ -157,10 +157,15 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
   /* NCCL's rows: the ring's, tree's and NVLSTree's steps per flow or
    * aggregated, whichever algorithm each row runs (NVLS on one node and
    * p2p always per flow) */
-  const char *exec = pl->model == DS_COLL_FLOW ? "collectives per flow"
-                                               : "rings and trees aggregated";
-  const char *plain_exec =
-      strcmp(coll_model_of(o, pl, o->ar_algo), "flow") == 0 ? "per flow" : "aggregated";
+  int plain_flow = strcmp(coll_model_of(o, pl, o->ar_algo), "flow") == 0;
+  const char *plain_exec = plain_flow ? "per flow" : "aggregated";
+  /* an all-reduce algorithm named, not auto: every row runs it, so the
+   * header says what it ran (`--algo nvls --coll-model aggregate` on one
+   * node said "rings and trees aggregated" above rows saying flow) */
+  int named = o->desc->kind == DS_COLL_ALLREDUCE && !o->ar_auto;
+  const char *exec = pl->model == DS_COLL_FLOW || (named && plain_flow)
+                         ? "collectives per flow"
+                         : "rings and trees aggregated";
   /* the topology's and GPU's names are the user's: control characters
    * shown as '?', as the summary shows them */
   fprintf(out, "# ddpsim collective: %s, algo %s, %d ranks on ", o->op, o->algo, pl->n);

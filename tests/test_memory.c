@@ -280,3 +280,38 @@ Test(memory, dataparallel_gpu0_counts_the_optimizer_steps_temporaries) {
   expect_gpu(&mem.gpu0, 280120, 0, 20, 40000, "the step");
   ds_model_free(m);
 }
+
+Test(memory, bucket_views_set_to_none_hold_each_fresh_grad_until_its_copy) {
+  /* The hook test's model (l0: 100,000 parameters, saves 1,000,000 B;
+   * l1: 50,000, 1,000 B; output 8 B; fp32, DDP, SGD) with .grad as bucket
+   * views. Current rules: zero_grad() sets them to None, so each layer's
+   * backward makes a fresh .grad that the hook copies into its view:
+   *   backward's start: 1,001,000 saved + 8 = 1,001,008;
+   *   after l1's: 1,000,000 + 8 + l1's fresh 200,000 = 1,200,008, the peak;
+   *   after l0's: 8 + l0's fresh 400,000 = 400,008.
+   * 1.4/1.9 rules (zero_grad fills: the views stay) peak at the start. */
+  const char *text =
+      "schema_version: 1\nname: h\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+      "output_bytes: 8\nlayers:\n"
+      "  - {name: l0, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000000,"
+      " params: [{name: a, numel: 100000}]}\n"
+      "  - {name: l1, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000,"
+      " params: [{name: b, numel: 50000}]}\n";
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_precision fp32 = {4, 4, 0};
+  struct ds_memory_options o = {.ddp = 1, .step_numel = 150000, .grad_as_bucket_view = 1};
+  struct ds_ddp_memory mem;
+  ds_ddp_memory(m, &fp32, 1, &o, &mem);
+  cr_assert_float_eq(mem.grads, 0, 0);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD);
+  cr_assert_str_eq(mem.peak_layer_name, "l1");
+  cr_assert_float_eq(mem.live_grads, 200000, 1e-9);
+  cr_assert_float_eq(mem.dynamic, 1200008, 1e-9);
+  o.grads_kept = 1;
+  ds_ddp_memory(m, &fp32, 1, &o, &mem);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
+  cr_assert_float_eq(mem.dynamic, 1001008, 1e-9);
+  ds_model_free(m);
+}

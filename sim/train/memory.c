@@ -118,14 +118,21 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
     if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
     if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
     if (opt->hook_ready_bytes) hook += opt->hook_ready_bytes[l];
-    double live = saved + out->output + grads + hook;
+    /* bucket views set to None by zero_grad (current rules): autograd
+     * makes layer l's .grad afresh, the hook copies it into its view and
+     * points .grad there (reducer.cpp mark_variable_ready_dense), so the
+     * fresh tensor lives only until the copy, beside the layer's state */
+    double fresh = opt->ddp && opt->grad_as_bucket_view && !opt->grads_kept
+                       ? (double)ly->param_numel * pr->param_bytes
+                       : 0;
+    double live = saved + out->output + grads + hook + fresh;
     if (live > out->dynamic) {
       out->dynamic = live;
       out->peak_at = DS_PEAK_BACKWARD;
       out->peak_layer = l;
       out->peak_layer_name = ly->name;
       out->live_activations = saved;
-      out->live_grads = grads;
+      out->live_grads = grads + fresh;
       out->live_hook = hook;
     }
   }

@@ -190,6 +190,22 @@ Test(memory, dataparallel_walks_each_gpu_through_the_iteration) {
   ds_model_free(m);
 }
 
+/* l0: 100,000 parameters, saves 1,000,000 B; l1: 50,000, saves 1,000 B;
+ * output 8 B; SGD: the hook and bucket-view walks below. */
+static struct ds_model *two_layer_model(void) {
+  const char *text =
+      "schema_version: 1\nname: h\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+      "output_bytes: 8\nlayers:\n"
+      "  - {name: l0, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000000,"
+      " params: [{name: a, numel: 100000}]}\n"
+      "  - {name: l1, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000,"
+      " params: [{name: b, numel: 50000}]}\n";
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  return m;
+}
+
 Test(memory, fp16_hook_buffers_count_from_their_bucket_until_the_step) {
   /* l0 (100,000 parameters, saves 1,000,000 B) and l1 (50,000; 1,000 B),
    * output 8 B, fp32 at batch 1, DDP, SGD: P = 600,000 B each for the
@@ -204,16 +220,7 @@ Test(memory, fp16_hook_buffers_count_from_their_bucket_until_the_step) {
    *   the step: 8 + 600,000 (every future was waited for).
    * Total 3 x 600,000 + 1,300,008; all copies counted as held all
    * iteration, as before, it was 3 x 600,000 + 300,000 + 1,200,008. */
-  const char *text =
-      "schema_version: 1\nname: h\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
-      "output_bytes: 8\nlayers:\n"
-      "  - {name: l0, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000000,"
-      " params: [{name: a, numel: 100000}]}\n"
-      "  - {name: l1, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000,"
-      " params: [{name: b, numel: 50000}]}\n";
-  struct ds_model *m = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = two_layer_model();
   struct ds_buckets bk;
   cr_assert_eq(ds_ddp_buckets(m, 4, 200000, 25 * 1048576.0, DS_BUCKETS_READY, &bk), DS_OK);
   cr_assert_eq(bk.n, 2);
@@ -290,16 +297,7 @@ Test(memory, bucket_views_set_to_none_hold_each_fresh_grad_until_its_copy) {
    *   after l1's: 1,000,000 + 8 + l1's fresh 200,000 = 1,200,008, the peak;
    *   after l0's: 8 + l0's fresh 400,000 = 400,008.
    * 1.4/1.9 rules (zero_grad fills: the views stay) peak at the start. */
-  const char *text =
-      "schema_version: 1\nname: h\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
-      "output_bytes: 8\nlayers:\n"
-      "  - {name: l0, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000000,"
-      " params: [{name: a, numel: 100000}]}\n"
-      "  - {name: l1, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000,"
-      " params: [{name: b, numel: 50000}]}\n";
-  struct ds_model *m = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = two_layer_model();
   struct ds_precision fp32 = {4, 4, 0};
   struct ds_memory_options o = {.ddp = 1, .step_numel = 150000, .grad_as_bucket_view = 1};
   struct ds_ddp_memory mem;

@@ -236,3 +236,22 @@ Test(output_paths, a_plots_scratch_data_goes_to_tmpdir) {
   ds_test_remove_dir(scratch);
   ds_test_remove_dir(out);
 }
+
+/* With PATH unset (`env -i`, a bare service environment) gnuplot was "not
+ * found on PATH" although /usr/bin/gnuplot exists: the search had no path
+ * to walk. It now walks the system's default, "/bin:/usr/bin", as execvp
+ * and sh do (gnuplot-nox installs /usr/bin/gnuplot). */
+Test(output_paths, a_plot_with_path_unset_finds_gnuplot_on_the_default_path) {
+  ds_test_require_gnuplot();
+  cr_assert(access("/usr/bin/gnuplot", X_OK) == 0 || access("/bin/gnuplot", X_OK) == 0,
+            "gnuplot is not in /bin or /usr/bin (scripts/deps.sh installs it there)");
+  char out[] = "/tmp/ddpsim-tmpout-XXXXXX", args[700], picture[600];
+  cr_assert_not_null(mkdtemp(out));
+  snprintf(picture, sizeof picture, "%s/p.png", out);
+  snprintf(args, sizeof args, "--topo 4gpu --batch 16,32 --plot %s", picture);
+  struct ds_test_result r = ds_test_run("env -u PATH", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "status %d, %s", r.status, r.err);
+  ds_test_release(&r);
+  ds_test_assert_image(picture, PNG_MAGIC);
+  ds_test_remove_dir(out);
+}

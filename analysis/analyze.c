@@ -162,10 +162,23 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
   if (o.meas) DS_CHECK_GOTO(ds_compare_load(o.pred, o.meas, &o.cmp, &c, err), st, done);
   else DS_CHECK_GOTO(ds_compare_load_one(o.pred, &o.cmp, &c, err), st, done);
   DS_CHECK_GOTO(ds_export_write(c, o.plot, o.chrome, err), st, done);
-  DS_CHECK_GOTO(ds_atomic_file_finish(1, err), st, done);
   /* --chrome - has standard output alone (the JSON whole): the report goes
-   * to standard error, as ddpsim's does beside an output on "-". */
-  ds_compare_print(o.chrome && strcmp(o.chrome, "-") == 0 ? stderr : out, c, o.format, o.per_op);
+   * to standard error, as ddpsim's does beside an output on "-". It is
+   * printed, and flushed, before the outputs are renamed into place: a
+   * report that cannot be written fails the command whole, old files kept. */
+  FILE *report = o.chrome && strcmp(o.chrome, "-") == 0 ? stderr : out;
+  errno = 0;
+  ds_compare_print(report, c, o.format, o.per_op);
+  int print_errno = errno;
+  errno = 0;
+  if (fflush(report) != 0 || ferror(report)) {
+    int e = errno ? errno : print_errno;
+    st = ds_err_set(err, DS_EIO, "writing to %s failed: %s",
+                    report == stderr ? "standard error" : "standard output",
+                    e ? strerror(e) : "write error");
+    goto done;
+  }
+  DS_CHECK_GOTO(ds_atomic_file_finish(1, err), st, done);
 done:
   ds_atomic_file_finish(0, NULL); /* on failure: removes what is pending */
   ds_compare_free(c);

@@ -93,6 +93,17 @@ static int lane_y(int sides, int side, size_t nl, int i) {
   return (sides - 1 - side) * (int)(nl + 1) + (int)nl - 1 - i;
 }
 
+/* The picture's height in pixels: a margin and 36 per lane, both sides. */
+static long plot_height(int sides, size_t nl) {
+  return 160 + 36L * (lane_y(sides, 0, nl, 0) + 1);
+}
+
+/* cairo's largest image surface is 32767 pixels a side (MAX_IMAGE_SIZE in
+ * cairo-image-surface.c): a taller PNG failed in gnuplot, "Cairo is
+ * unhappy: invalid value (typically too big) for the size of the input",
+ * after the whole simulation (a 512-rank timeline, 1,538 lanes). */
+#define PNG_SIDE_MAX_PX 32767L
+
 /* Boxes (index 0) and bucket labels (index 1) of one side. */
 static void side_data(FILE *fp, const struct ds_trace *t, int32_t iter,
                       const struct lane *l, size_t nl, int sides, int side,
@@ -155,8 +166,8 @@ static void write_script(FILE *gp, const char *term, const char *out,
   int sides = n_sides(c), labels, all_ar, other;
   comm_kinds(c, &labels, &all_ar, &other);
   int top = lane_y(sides, 0, nl, 0); /* the highest lane's y */
-  int height = 160 + 36 * (top + 1);
-  fprintf(gp, "set terminal %s size 1600,%d noenhanced font ',10'\n", term, height);
+  long height = plot_height(sides, nl);
+  fprintf(gp, "set terminal %s size 1600,%ld noenhanced font ',10'\n", term, height);
   fputs("set output ", gp);
   ds_gnuplot_string(gp, out);
   fputs("\nset title ", gp);
@@ -238,6 +249,14 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
   }
   size_t nl = lanes(c, seen, l);
   free(seen);
+  long height = plot_height(n_sides(c), nl);
+  if (height > PNG_SIDE_MAX_PX && strcmp(ds_gnuplot_terminal(path), "pngcairo") == 0) {
+    st = ds_err_set(err, DS_EUSAGE, "--plot %s: the timeline has %zu lanes (a rank's stream "
+                    "each) and would be %ld pixels tall, past a PNG's %ld (cairo); write "
+                    ".svg, or --chrome FILE.json for Perfetto, or plot fewer ranks",
+                    path, nl * (size_t)n_sides(c), height, PNG_SIDE_MAX_PX);
+    goto out;
+  }
   int fd = ds_temp_mkstemp_in_dir("ddpsim-plot", data, sizeof data);
   if (fd < 0) {
     st = ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file in %s (TMPDIR): %s",

@@ -1,6 +1,6 @@
 /*
- * Atomic output files: every output goes to "<path>.tmp.XXXXXX" in the
- * target's directory (so rename() stays within one file system) and is
+ * Atomic output files: every output goes to "<path>.tmp.XXXXXX" (a long
+ * name cut to fit, see temp_template) in the target's directory (so rename() stays within one file system) and is
  * renamed over the target only after fflush, fsync and fclose succeeded.
  * Only regular files are replaced: a symlink is followed to its target, a
  * FIFO or a device is written through, anything else refused.
@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -203,17 +204,58 @@ mode_t ds_atomic_file_mode(const char *target) {
   return 0644 & ~mask;
 }
 
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+}
+
+/* The mkstemp template of a temporary file beside target (resolved):
+ * "TARGET.tmp.XXXXXX", its last name cut short where the suffix would
+ * carry it past the folder's NAME_MAX or the whole path past PATH_MAX, so
+ * that every name the file system takes can be an output (a 250-byte name
+ * is legal, its temporary 261 bytes was not: ENAMETOOLONG). The cut falls
+ * at the start of a UTF-8 character. Returned owned; NULL when out of
+ * memory. */
+static char *temp_template(const char *target) {
+  static const char suffix[] = ".tmp.XXXXXX";
+  const size_t suffix_len = sizeof suffix - 1;
+  const char *slash = strrchr(target, '/');
+  const char *base = slash ? slash + 1 : target;
+  size_t dir_len = (size_t)(base - target), base_len = strlen(base), keep = base_len;
+  char *dir = dir_of(target);
+  if (!dir) return NULL;
+  long name_max = pathconf(dir, _PC_NAME_MAX);
+  free(dir);
+  if (name_max <= 0) name_max = NAME_MAX;
+  if (keep + suffix_len > (size_t)name_max)
+    keep = (size_t)name_max > suffix_len ? (size_t)name_max - suffix_len : 0;
+  if (dir_len + keep + suffix_len >= PATH_MAX)
+    keep = dir_len + suffix_len < PATH_MAX ? PATH_MAX - 1 - dir_len - suffix_len : 0;
+  while (keep > 0 && keep < base_len && ((unsigned char)base[keep] & 0xC0) == 0x80) keep--;
+  char *tmpl = malloc(dir_len + keep + sizeof suffix);
+  if (!tmpl) return NULL;
+  memcpy(tmpl, target, dir_len + keep);
+  memcpy(tmpl + dir_len + keep, suffix, sizeof suffix);
+  return tmpl;
+}
+
 ds_status ds_atomic_file_temp(const char *path, char *tmp, size_t cap, struct ds_err *err) {
   char *target = ds_atomic_file_resolve(path);
   if (!target)
     return ds_err_set(err, errno == ENOMEM ? DS_ENOMEM : DS_EIO,
                       "%s: cannot follow the path: %s", path, strerror(errno));
-  static const char suffix[] = ".tmp.XXXXXX";
-  if (strlen(target) + sizeof suffix > cap) {
+  char *tmpl = temp_template(target);
+  if (!tmpl) {
+    free(target);
+    return ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
+  }
+  if (strlen(tmpl) >= cap) {
+    free(tmpl);
     free(target);
     return ds_err_set(err, DS_EUSAGE, "%s: path too long", path);
   }
-  snprintf(tmp, cap, "%s%s", target, suffix);
+  memcpy(tmp, tmpl, strlen(tmpl) + 1);
+  free(tmpl);
   mode_t mode = ds_atomic_file_mode(target);
   free(target);
   int fd = ds_temp_mkstemp(tmp);
@@ -231,11 +273,6 @@ ds_status ds_atomic_file_temp(const char *path, char *tmp, size_t cap, struct ds
   }
   close(fd);
   return DS_OK;
-}
-
-static char *dir_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
 }
 
 ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err *err) {
@@ -419,7 +456,6 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
     return DS_OK;
   }
   if (path[0] == '\0') return ds_err_set(err, DS_EUSAGE, "an output path is empty");
-  static const char suffix[] = ".tmp.XXXXXX";
   af->path = ds_atomic_file_resolve(path);
   if (!af->path) {
     int e = errno;
@@ -435,14 +471,11 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
     return ds_err_set(err, DS_EIO, "%s: is a %s, not a file", path,
                       S_ISDIR(st.st_mode) ? "directory" : "socket or other special file");
   }
-  size_t len = strlen(af->path);
-  af->tmp_path = malloc(len + sizeof suffix);
+  af->tmp_path = temp_template(af->path);
   if (!af->tmp_path) {
     release(af);
     return ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
   }
-  memcpy(af->tmp_path, af->path, len);
-  memcpy(af->tmp_path + len, suffix, sizeof suffix);
   int fd = ds_temp_mkstemp(af->tmp_path);
   if (fd < 0) {
     int e = errno;

@@ -37,7 +37,9 @@ struct ds_atomic_file {
  * message. DS_EUSAGE for an empty path, DS_EIO otherwise. "-" is fine. */
 ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err *err);
 
-/* Opens a temporary file next to path ("path.tmp.XXXXXX", mkstemp), or
+/* Opens a temporary file next to path ("path.tmp.XXXXXX", mkstemp; the
+ * name before ".tmp." cut short where the whole would pass NAME_MAX or
+ * PATH_MAX, so any name the file system takes is an output), or
  * path itself when it is a FIFO or a device (see above). "-" means standard
  * output: fp is stdout and commit/abort only flush. */
 ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,

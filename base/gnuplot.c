@@ -33,7 +33,10 @@ void ds_gnuplot_string(FILE *fp, const char *s) {
   fputc('\'', fp);
 }
 
-/* gnuplot from $DDPSIM_GNUPLOT or the first "gnuplot" on PATH. */
+/* gnuplot from $DDPSIM_GNUPLOT or the first "gnuplot" on PATH; with PATH
+ * unset (`env -i`, some service managers), on the system's default path
+ * (confstr _CS_PATH, "/bin:/usr/bin" in glibc), as execvp and the shell
+ * search it. */
 static ds_status find_gnuplot(char *out, size_t len, struct ds_err *err) {
   const char *env = getenv("DDPSIM_GNUPLOT");
   if (env && *env) {
@@ -45,7 +48,14 @@ static ds_status find_gnuplot(char *out, size_t len, struct ds_err *err) {
                       "executable file: point it at gnuplot or unset it", env);
   }
   const char *path = getenv("PATH");
-  for (const char *p = path ? path : ""; *p;) {
+  char default_path[256] = "";
+  if (!path) {
+    size_t n = confstr(_CS_PATH, default_path, sizeof default_path);
+    if (n == 0 || n > sizeof default_path) snprintf(default_path, sizeof default_path,
+                                                    "/bin:/usr/bin");
+    path = default_path;
+  }
+  for (const char *p = path; *p;) {
     const char *colon = strchr(p, ':');
     size_t k = colon ? (size_t)(colon - p) : strlen(p);
     if (k > 0 && k + 9 < len) {

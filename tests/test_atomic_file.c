@@ -287,3 +287,37 @@ Test(atomic_file, more_than_32_live_temporaries_are_all_removed_on_a_signal) {
                "temporary files were left behind (or a committed output removed)");
   ds_test_remove_dir(dir);
 }
+
+/* Every name the file system takes is an output: a 254-byte name (NAME_MAX
+ * is 255) had a 265-byte temporary name, and the write failed with
+ * ENAMETOOLONG ("cannot create a temporary file next to it: File name too
+ * long") though `> NAME` works. The temporary name is now cut to fit, at a
+ * UTF-8 character's start: "x" + 124 two-byte "é" + ".cs" is 252 bytes,
+ * 244 bytes fit before ".tmp.XXXXXX" and byte 244 is an "é"'s second byte,
+ * so 243 are kept. ds_atomic_file_temp (gnuplot's picture) too. */
+Test(atomic_file, a_name_near_name_max_is_written_through_a_shortened_temporary) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", name[256], path[400], tmp[4096], buf[64];
+  ds_test_make_dir(dir);
+  size_t n = 0;
+  name[n++] = 'x';
+  for (int i = 0; i < 124; i++) name[n++] = (char)0xC3, name[n++] = (char)0xA9;
+  memcpy(name + n, ".cs", 4);
+  cr_assert_eq(strlen(name), 252);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  struct ds_err err = {0};
+  struct ds_atomic_file af;
+  cr_assert_eq(ds_atomic_file_open(path, &af, &err), DS_OK, "%s", err.msg);
+  const char *tmp_name = strrchr(af.tmp_path, '/') + 1;
+  cr_assert_eq(strlen(tmp_name), 243 + strlen(".tmp.XXXXXX"), "%s", tmp_name);
+  cr_assert_eq(strncmp(tmp_name, name, 243), 0);
+  cr_assert_eq(strncmp(tmp_name + 243, ".tmp.", 5), 0);
+  fputs("long\n", af.fp);
+  cr_assert_eq(ds_atomic_file_commit(&af, &err), DS_OK, "%s", err.msg);
+  read_into(path, buf, sizeof buf);
+  cr_assert_str_eq(buf, "long\n");
+  cr_assert_eq(ds_atomic_file_temp(path, tmp, sizeof tmp, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(strlen(strrchr(tmp, '/') + 1), 243 + strlen(".tmp.XXXXXX"));
+  ds_temp_remove(tmp);
+  cr_assert_eq(ds_test_count_entries(dir), 1, "only the output is left");
+  ds_test_remove_dir(dir);
+}

@@ -236,3 +236,58 @@ Test(output_paths, a_plots_scratch_data_goes_to_tmpdir) {
   ds_test_remove_dir(scratch);
   ds_test_remove_dir(out);
 }
+
+/* With PATH unset (`env -i`, a bare service environment) gnuplot was "not
+ * found on PATH" although /usr/bin/gnuplot exists: the search had no path
+ * to walk. It now walks the system's default, "/bin:/usr/bin", as execvp
+ * and sh do (gnuplot-nox installs /usr/bin/gnuplot). */
+Test(output_paths, a_plot_with_path_unset_finds_gnuplot_on_the_default_path) {
+  ds_test_require_gnuplot();
+  cr_assert(access("/usr/bin/gnuplot", X_OK) == 0 || access("/bin/gnuplot", X_OK) == 0,
+            "gnuplot is not in /bin or /usr/bin (scripts/deps.sh installs it there)");
+  char out[] = "/tmp/ddpsim-tmpout-XXXXXX", args[700], picture[600];
+  cr_assert_not_null(mkdtemp(out));
+  snprintf(picture, sizeof picture, "%s/p.png", out);
+  snprintf(args, sizeof args, "--topo 4gpu --batch 16,32 --plot %s", picture);
+  struct ds_test_result r = ds_test_run("env -u PATH", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "status %d, %s", r.status, r.err);
+  ds_test_release(&r);
+  ds_test_assert_image(picture, PNG_MAGIC);
+  ds_test_remove_dir(out);
+}
+
+/* A PNG timeline taller than cairo's largest surface (32767 pixels) failed
+ * inside gnuplot ("Cairo is unhappy: invalid value (typically too big)",
+ * exit 1), after the whole simulation when ddpsim drew a 512-rank run. It
+ * is refused before gnuplot runs, naming the size and the ways out: 906
+ * one-stream ranks are 160 + 36 x 906 = 32776 pixels (905 are 32740 and
+ * draw). The same trace draws as SVG, which has no such limit. */
+Test(output_paths, a_png_timeline_past_cairos_size_is_refused_before_gnuplot) {
+  ds_test_require_gnuplot();
+  char dir[] = "/tmp/ddpsim-tmpout-XXXXXX", trace[600], args[1400], picture[600];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(trace, sizeof trace, "%s/wide.csv", dir);
+  FILE *fp = fopen(trace, "w");
+  cr_assert_not_null(fp);
+  fputs("# ddpsim-trace v2\nid,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,"
+        "dur_us,deps,source,iter,start_us,end_us\n", fp);
+  for (int r = 0; r < 906; r++)
+    fprintf(fp, "%d,%d,compute,fwd,k,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n", r, r);
+  fputs("# end: 906 rows\n", fp);
+  cr_assert_eq(fclose(fp), 0);
+  snprintf(picture, sizeof picture, "%s/wide.png", dir);
+  snprintf(args, sizeof args, "%s --plot %s", trace, picture);
+  struct ds_test_result r = ds_test_analyze(NULL, args);
+  cr_assert_eq(r.status, 2, "status %d, %s", r.status, r.err);
+  cr_assert(strstr(r.err, "the timeline has 906 lanes (a rank's stream each) and would be "
+                          "32776 pixels tall, past a PNG's 32767 (cairo); write .svg"),
+            "%s", r.err);
+  ds_test_release(&r);
+  cr_assert_eq(ds_test_count_entries(dir), 1, "a picture or a temporary file was left");
+  snprintf(picture, sizeof picture, "%s/wide.svg", dir);
+  snprintf(args, sizeof args, "%s --plot %s", trace, picture);
+  r = ds_test_analyze(NULL, args);
+  cr_assert_eq(r.status, 0, "status %d, %s", r.status, r.err);
+  ds_test_release(&r);
+  ds_test_remove_dir(dir);
+}

@@ -8,10 +8,13 @@
  * test`).
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/support.h"
@@ -361,6 +364,112 @@ Test(reliability, outputs_are_committed_together_at_the_end) {
   cr_assert_eq(ds_test_count_entries(dir), 1, "an output or a temporary file was left behind");
   unlink(t);
   rmdir(dir);
+}
+
+/* `cmd` (through sh) with standard output to /dev/full, checked to fail
+ * with exit 1 and the message. */
+static void fails_on_a_full_stdout(const char *cmd) {
+  char line[1400];
+  snprintf(line, sizeof line, "sh -c '%s >/dev/full'", cmd);
+  struct ds_test_result r = ds_test_run("", line, "");
+  cr_assert_eq(r.status, 1, "%s: status %d, stderr %s", cmd, r.status, r.err);
+  cr_assert(strstr(r.err, "writing to standard output failed: No space left on device"),
+            "%s: stderr \"%s\"", cmd, r.err);
+  ds_test_release(&r);
+}
+
+static void still_old(const char *path) {
+  char *text = ds_test_slurp(path);
+  cr_assert_str_eq(text, "old", "%s was replaced by a command that failed", path);
+  free(text);
+}
+
+/* All or nothing includes the report: ddpsim renamed --trace into place,
+ * then found that standard output could not take the report (exit 1,
+ * "writing to standard output failed"), so a failed command had replaced
+ * the user's file; `ddpsim analyze --chrome` and `ddpsim collective
+ * --plot` did the same. Standard output is now flushed first: T, C and P
+ * keep "old", and nothing else is left (the trace analyze reads aside). */
+Test(reliability, a_report_that_cannot_be_written_keeps_the_old_outputs) {
+  ds_test_require_gnuplot();
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", cmd[1200], t[300], c[300], p[300], in[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  snprintf(c, sizeof c, "%s/c.json", dir);
+  snprintf(p, sizeof p, "%s/p.svg", dir);
+  snprintf(in, sizeof in, "%s/in.csv", dir);
+  ds_test_write_file(t, "old");
+  ds_test_write_file(c, "old");
+  ds_test_write_file(p, "old");
+  snprintf(cmd, sizeof cmd, "--topo 4gpu --trace %s", in);
+  struct ds_test_result r = ds_test_cli_ok(cmd);
+  ds_test_release(&r);
+  snprintf(cmd, sizeof cmd, "%s --topo 4gpu --trace %s --schedule %s/s.csv", ds_test_ddpsim(),
+           t, dir);
+  fails_on_a_full_stdout(cmd);
+  snprintf(cmd, sizeof cmd, "%s analyze %s --chrome %s", ds_test_ddpsim(), in, c);
+  fails_on_a_full_stdout(cmd);
+  snprintf(cmd, sizeof cmd, "%s collective --topo 4gpu -b 8 -e 64 --plot %s", ds_test_ddpsim(),
+           p);
+  fails_on_a_full_stdout(cmd);
+  still_old(t);
+  still_old(c);
+  still_old(p);
+  cr_assert_eq(ds_test_count_entries(dir), 4, "an output or a temporary file was left behind");
+  ds_test_remove_dir(dir);
+}
+
+/* `ddpsim --topo 4gpu --trace T` with standard output a pipe whose reader
+ * is gone (`| head -0`), SIGPIPE ignored or not; returns the wait status,
+ * stderr in err (cap bytes). */
+static int run_into_a_closed_pipe(const char *t, int ignore_sigpipe, char *err, size_t cap) {
+  char errfile[] = "/tmp/ddpsim-rel-err-XXXXXX", cmd[1000];
+  int efd = mkstemp(errfile);
+  cr_assert(efd >= 0);
+  snprintf(cmd, sizeof cmd, "exec %s --topo 4gpu --trace %s", ds_test_ddpsim(), t);
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  close(fds[0]);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(efd, STDERR_FILENO);
+    signal(SIGPIPE, ignore_sigpipe ? SIG_IGN : SIG_DFL);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  close(efd);
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  char *text = ds_test_slurp(errfile);
+  snprintf(err, cap, "%s", text);
+  free(text);
+  unlink(errfile);
+  return ws;
+}
+
+/* docs/reliability.md, exit status: a reader that stopped reading (`|
+ * head -1`) ends ddpsim by SIGPIPE (the shell's 141), silently, as cat or
+ * grep; where SIGPIPE is ignored (a parent's choice, inherited) it is exit
+ * 1 with "Broken pipe". Either way the old trace stays and no temporary
+ * file is left (it was replaced before the report was flushed). */
+Test(reliability, a_closed_pipe_ends_by_sigpipe_and_keeps_the_old_outputs) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", t[300], err[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  ds_test_write_file(t, "old");
+  int ws = run_into_a_closed_pipe(t, 0, err, sizeof err);
+  cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGPIPE, "wait status %d, stderr %s", ws, err);
+  cr_assert_str_eq(err, "", "a broken pipe is not an error to print");
+  still_old(t);
+  ws = run_into_a_closed_pipe(t, 1, err, sizeof err);
+  cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 1, "wait status %d, stderr %s", ws, err);
+  cr_assert(strstr(err, "writing to standard output failed: Broken pipe"), "stderr \"%s\"", err);
+  still_old(t);
+  cr_assert_eq(ds_test_count_entries(dir), 1, "a temporary file was left behind");
+  ds_test_remove_dir(dir);
 }
 
 /* Defect 11 in `ddpsim analyze`: --chrome naming the trace it reads is

@@ -7,10 +7,12 @@
 #include "sim/cmd/collbench.h"
 #include "sim/cmd/collbench_args.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/atomic_file.h"
 #include "base/gnuplot.h"
 #include "base/nccltests.h"
 #include "base/textout.h"
@@ -591,12 +593,24 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   char *table = NULL;
   size_t table_len = 0;
   FILE *mem = NULL;
+  /* --plot's picture is renamed into place only once the table reached
+   * standard output (ds_atomic_file_finish below): a table that cannot be
+   * written fails the command whole, and an old picture stays. */
+  if (st == DS_OK && o.plot) st = ds_atomic_file_defer(o.plot, err);
   if (st == DS_OK && !(mem = open_memstream(&table, &table_len)))
     st = ds_err_set(err, DS_ENOMEM, "out of memory");
   if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, ref_dropped, mem, err);
   if (mem && fclose(mem) != 0 && st == DS_OK) st = ds_err_set(err, DS_ENOMEM, "out of memory");
-  if (st == DS_OK && fwrite(table, 1, table_len, out) != table_len)
-    st = ds_err_set(err, DS_EIO, "writing the table failed");
+  if (st == DS_OK) {
+    errno = 0;
+    if (fwrite(table, 1, table_len, out) != table_len || fflush(out) != 0 || ferror(out))
+      st = ds_err_set(err, DS_EIO, "writing to standard output failed: %s",
+                      errno ? strerror(errno) : "write error");
+  }
+  if (o.plot) {
+    ds_status fst = ds_atomic_file_finish(st == DS_OK, st == DS_OK ? err : NULL);
+    if (st == DS_OK) st = fst;
+  }
   free(table);
   ds_topo_free(topo);
   ds_busbw_release(&ref);

@@ -149,7 +149,13 @@ int main(int argc, char **argv) {
     st = ds_timeline_run(&opt, report_stream(&opt), &err);
   else if (st == DS_OK)
     st = ds_run(&opt, report_stream(&opt), &err);
-  ds_status fst = ds_atomic_file_finish(st == DS_OK, &err);
+  /* The report reaches standard output before the outputs are renamed
+   * into place: one that cannot be written (`> /dev/full`, a closed pipe)
+   * fails the command whole, and the user's old files stay (they were
+   * replaced, and the command then said it failed). */
+  int stdout_failed = st == DS_OK && flush_stdout(0) != 0;
+  ds_status fst = ds_atomic_file_finish(st == DS_OK && !stdout_failed, &err);
+  if (stdout_failed) return 1;
   if (st == DS_OK) st = fst;
   return finish(st, &err);
 }

@@ -1,7 +1,8 @@
 /*
  * Atomic output files: every output goes to "<path>.tmp.XXXXXX" (a long
- * name cut to fit, see temp_template) in the target's directory (so rename() stays within one file system) and is
- * renamed over the target only after fflush, fsync and fclose succeeded.
+ * name cut to fit, see temp_template) in the target's directory (so
+ * rename() stays within one file system) and is renamed over the target
+ * only after fflush, fsync and fclose succeeded.
  * Only regular files are replaced: a symlink is followed to its target, a
  * FIFO or a device is written through, anything else refused.
  *

@@ -1,6 +1,7 @@
 /*
- * The closed forms that test_ps.c and test_ps_cli.c both work by hand on
- * tests/data/tiny-topo.yaml (test_ps.c describes it): a link's bandwidth
+ * The closed forms that the parameter server's tests (test_ps_shard.c,
+ * test_ps_step.c, test_ps_cli.c) work by hand on tests/data/tiny-topo.yaml
+ * (tests/ps_fixture.h describes it): a link's bandwidth
  * and a route's latency, the GPUs' memory bandwidth, the loss's and the
  * first launch's time, a flow's rounding, and the sync period with one
  * server. The functions are static inline so that an includer need not

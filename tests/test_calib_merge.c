@@ -285,7 +285,7 @@ Test(calib_merge, the_same_file_twice_is_refused_as_such) {
   free(c);
 }
 
-/* tests/data/tiny-hostops-topo.yaml's host-bound toy (test_calib.c): single,
+/* tests/data/tiny-hostops-topo.yaml's host-bound toy (test_calib_host.c): single,
  * host_dispatch D = 150 us, host_node N = 300 us; the iteration is
  * 11 D + 9 N + 258.728 us. */
 #define HOST_TOY "--topo tests/data/tiny-hostops-topo.yaml " \

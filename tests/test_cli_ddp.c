@@ -380,7 +380,7 @@ Test(cli, a_protocol_set_in_ddp) {
   /* --proto LL,Simple is NCCL_PROTO=LL,Simple: NCCL's choice per bucket
    * among LL and Simple. bert-base on dgx-a100: bucket0 (2371596 B) runs
    * LL128 under auto and LL under the set. Expected, because NCCL's ring
-   * predictions (test_nccl_model.c's table: lat + S / algbw) are LL128
+   * predictions (test_nccl_model_plan.c's table: lat + S / algbw) are LL128
    * 40.6 + 18.80 = 59.40 us, LL 15 + 47.33 = 62.33 us, Simple 56 + 17.29 =
    * 73.29 us. The summary names the set ('+' keeps the CSV column whole);
    * ^LL128 is the same set. A bad set exits 2 naming the flag. */

@@ -219,7 +219,7 @@ Test(coll_alltoall, nccl_allgather_prediction_is_the_ring_with_half_the_steps) {
       cr_assert_float_eq(ag - base, (ar - base) / 2, 1e-6 * ar, "p %d S %g", p, s);
       cr_assert_float_eq(rs, ag, 1e-9);
     }
-  /* gather has no row in tuning.cc (broadcast's: tests/test_nccl_model.c) */
+  /* gather has no row in tuning.cc (broadcast's: tests/test_nccl_model_plan.c) */
   cr_assert(isinf(ds_nccl_predict_coll_ns(&m, DS_COLL_GATHER, DS_PROTO_SIMPLE, 1e6)));
   /* the cheapest protocol: LL for 1 KiB, Simple for 1 GiB */
   cr_assert_eq(ds_nccl_choose_coll_proto(&m, DS_COLL_ALLGATHER, 1024), DS_PROTO_LL);

@@ -248,7 +248,7 @@ Test(collbench, all_gather_and_reduce_scatter_pay_their_own_slice_syncs) {
    * the launch (14 us) and the slice syncs at 2.5 us each: 6 loops of N-1 =
    * 7 steps of 2 slices = 84 for all-gather and reduce-scatter (224 us in
    * all), where the all-reduce walks 14 steps a loop (168 syncs, 434 us;
-   * tests/test_nccl_model.c works the loops apart). They were charged the
+   * tests/test_nccl_model_plan.c works the loops apart). They were charged the
    * all-reduce's 434 us. */
   const char *ops[] = {"allgather", "reducescatter", "allreduce"};
   const double extra_us[] = {224, 224, 434};
@@ -461,7 +461,7 @@ Test(collbench, alpha_beta_says_its_busbw_may_pass_the_links) {
 Test(collbench, auto_names_nccls_algorithm_per_size) {
   /* dgx-h100: NCCL's model picks ring/LL at 1 KiB (15 us against NVLS's
    * 25 us) and NVLS at 1 GiB (272 GB/s of algorithm bandwidth against the
-   * ring's 205.7); test_nccl_model.c checks the choice against the formula
+   * ring's 205.7); test_nccl_model_choice.c checks the choice against the formula
    * at more sizes. The text table and the csv say so. */
   struct ds_test_output o = ds_test_collective_ok(
       "--topo topologies/dgx-h100.yaml --algo auto -b 1K -e 1G -f 1024 "

@@ -94,7 +94,7 @@ Test(collbench, blackwell_auto_picks_nccls_choice) {
   /* tests/data/dgx-b200.yaml (8x B200, one NVSwitch): Blackwell has NCCL's
    * model, so --algo auto picks an algorithm and protocol per size (no
    * plain-ring fallback): ring LL at 1 MiB, NVLS Simple at 128 MiB, as
-   * tests/test_nccl_model.c works out by hand; the nccl column is NCCL's
+   * tests/test_nccl_model_tuning.c works out by hand; the nccl column is NCCL's
    * prediction (308.40 us at 128 MiB). */
   struct ds_test_output o =
       ds_test_collective_ok("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128");
@@ -114,7 +114,7 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
   /* topologies/pcie-8gpu.yaml: the rings cross PCIe inside the node, where
    * NCCL leaves LL128 off by default (tuning.cc: typeIntra <= PATH_NVB).
    * At 512 KiB NCCL's formula gives LL 112.35 us, LL128 98.86, Simple
-   * 134.07 (tests/test_nccl_model.c works them): --algo auto runs ring/LL
+   * 134.07 (tests/test_nccl_model_choice.c works them): --algo auto runs ring/LL
    * and the header says why LL128 is missing; --proto LL128 (NCCL_PROTO=
    * LL128) runs it, and so does a set naming it (LL,LL128, or every
    * protocol: NCCL_PROTO names it, enabled; ddpsim once read a set of all
@@ -385,7 +385,7 @@ Test(collbench, a_chain_forwards_ll_per_line_and_ll128_per_warp_slice) {
 Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
   /* --algo auto for broadcast and reduce: the ring (NCCL's only algorithm
    * for them), tuning.cc's protocol per size: on dgx-a100 LL up to
-   * 635.7 kB, then Simple (tests/test_nccl_model.c); --algo ring --proto
+   * 635.7 kB, then Simple (tests/test_nccl_model_plan.c); --algo ring --proto
    * auto runs the same. The default stays the plain chain (proto none), as
    * the all-reduce's default here is the plain ring. */
   const char *variants[] = {"--algo auto", "--proto auto"};
@@ -413,7 +413,7 @@ Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
 }
 
 Test(collbench, a_protocol_set_is_nccls_choice_among_its_protocols) {
-  /* dgx-a100's ring at S = 8 MiB = 8388608 B (test_nccl_model.c's table:
+  /* dgx-a100's ring at S = 8 MiB = 8388608 B (test_nccl_model_plan.c's table:
    * lat 15.0 / 40.6 / 56.0 us, algbw 50.11 / 126.17 / 137.14 GB/s).
    * Expected, because NCCL's predictions are LL 15 + 167.40 = 182.40,
    * LL128 40.6 + 66.49 = 107.09, Simple 56 + 61.17 = 117.17 us: auto runs

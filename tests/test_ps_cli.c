@@ -1,7 +1,7 @@
 /*
  * The parameter server through the command, ddpsim --strategy ps
  * (sim/train/ps*.c): the sync row is the period worked by hand on tiny-topo
- * (test_ps.c describes it; tests/ps_hand.h), per-layer pushes, async's
+ * (tests/ps_fixture.h describes it; tests/ps_hand.h), per-layer pushes, async's
  * staleness and rank 0's lines over its own step, bad values, the trace
  * and schedule files read back, stragglers (also under ddp, and per world
  * size in a sweep), determinism,
@@ -99,7 +99,7 @@ static double text_num(const char *out, const char *label) {
 }
 
 Test(ps_cli, async_rank0s_lines_add_up_to_its_own_step) {
-  /* As an_async_rank0s_lines_are_its_own_step_by_hand (test_ps.c), through
+  /* As an_async_rank0s_lines_are_its_own_step_by_hand (test_ps_step.c), through
    * the command: the straggler sets the iteration (about twice rank 0's
    * step); rank 0's lines are measured over its own step, which the GPU
    * busy line names, and GPU busy, host exposed and waiting add up to it

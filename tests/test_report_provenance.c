@@ -75,7 +75,7 @@ Test(report_provenance, host_scale_exact) {
  * the topology's (calib.c ds_calib_gpu_fit): this_gpu where the file names
  * 4gpu's A100, other_gpu where it names an H200 (its fractions stand in),
  * not_named where it names none. The three apply the same efficiencies
- * (test_calib.c): only calib_gpu tells them apart. */
+ * (test_calib_gpu.c): only calib_gpu tells them apart. */
 #define GPU_CALIB(GPU) "schema_version: 1\n" GPU "efficiency:\n  conv_tf32: 0.3\n" \
                        "compute:\n  mem_efficiency: 0.8\n"
 static void assert_calib(const char *text, const char *want_gpu) {

@@ -464,3 +464,40 @@ Test(schedule, last_on_stream_finds_each_ranks_last_host_op) {
   cr_assert_eq(ids[1], 8);
   ds_schedule_free(s);
 }
+
+Test(schedule, find_on_gapped_ids_gives_the_first_op_of_each_id) {
+  /* Ids sorted with gaps (a shared template's: one rank class's ops) take
+   * the id_slot table; out of order they take it too. With an id twice the
+   * first op (by position) is found, as the binary search found it. */
+  const int64_t ids[] = {10, 12, 13, 13, 17, 20, 11};
+  const size_t n = sizeof ids / sizeof *ids;
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  for (size_t i = 0; i < n; i++) {
+    struct ds_op o = op_on(ids[i], 0);
+    cr_assert_eq(ds_schedule_add(s, &o, NULL, 0, NULL), DS_OK);
+  }
+  size_t idx = 99;
+  cr_assert_eq(ds_schedule_find(s, 13, &idx), 0);
+  cr_assert_eq(idx, 2, "id 13: op %zu", idx);
+  cr_assert_neq(s->id_slot, NULL, "span 11 over 7 ops: the table");
+  cr_assert_eq(ds_schedule_find(s, 20, &idx), 0);
+  cr_assert_eq(idx, 5);
+  cr_assert_eq(ds_schedule_find(s, 11, &idx), 0);
+  cr_assert_eq(idx, 6);
+  cr_assert_eq(ds_schedule_find(s, 10, &idx), 0);
+  cr_assert_eq(idx, 0);
+  const int64_t absent[] = {9, 14, 15, 16, 18, 19, 21, INT64_MIN, INT64_MAX};
+  for (size_t k = 0; k < sizeof absent / sizeof *absent; k++)
+    cr_assert_eq(ds_schedule_find(s, absent[k], &idx), -1, "id %lld found", (long long)absent[k]);
+  /* ids too far apart for a table: the binary search answers */
+  struct ds_op far = op_on(1000, 0);
+  cr_assert_eq(ds_schedule_add(s, &far, NULL, 0, NULL), DS_OK);
+  cr_assert_eq(ds_schedule_find(s, 1000, &idx), 0);
+  cr_assert_eq(s->id_slot, NULL, "span 991 over 8 ops: no table");
+  cr_assert_eq(idx, 7);
+  cr_assert_eq(ds_schedule_find(s, 13, &idx), 0);
+  cr_assert_eq(idx, 2);
+  cr_assert_eq(ds_schedule_find(s, 14, &idx), -1);
+  ds_schedule_free(s);
+}

@@ -190,6 +190,7 @@ void ds_schedule_free(struct ds_schedule *s) {
   free(s->ops);
   free(s->deps);
   free(s->sorted_ids);
+  free(s->id_slot);
   strtab_free(s->strings);
   free(s);
 }
@@ -288,6 +289,8 @@ static int cmp_pair(const void *a, const void *b) {
 static int build_index(struct ds_schedule *s) {
   if (s->n_sorted == s->n_ops && s->sorted_ids) return 0;
   free(s->sorted_ids);
+  free(s->id_slot);
+  s->id_slot = NULL;
   s->n_sorted = 0;
   s->sorted_ids = malloc((s->n_ops + 1) * 2 * sizeof *s->sorted_ids);
   if (!s->sorted_ids) return -1;
@@ -302,6 +305,23 @@ static int build_index(struct ds_schedule *s) {
   }
   if (!sorted) qsort(s->sorted_ids, s->n_ops, 2 * sizeof *s->sorted_ids, cmp_pair);
   s->n_sorted = s->n_ops;
+  if (!s->ids_dense && s->n_ops > 0 && s->n_ops < UINT32_MAX) {
+    int64_t lo = s->sorted_ids[0], hi = s->sorted_ids[2 * (s->n_ops - 1)];
+    /* in uint64_t: a span of ids far apart would overflow int64_t */
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+    if (span != 0 && span <= 4 * (uint64_t)s->n_ops) {
+      s->id_slot = malloc((size_t)span * sizeof *s->id_slot);
+      if (s->id_slot) {
+        /* sorted_ids is ordered by (id, index): the first of each id wins */
+        memset(s->id_slot, 0xff, (size_t)span * sizeof *s->id_slot);
+        for (size_t k = s->n_ops; k-- > 0;)
+          s->id_slot[(uint64_t)s->sorted_ids[2 * k] - (uint64_t)lo] =
+              (uint32_t)s->sorted_ids[2 * k + 1];
+        s->id_base = lo;
+        s->id_span = (size_t)span;
+      }
+    }
+  }
   return 0;
 }
 
@@ -320,6 +340,12 @@ int ds_schedule_find(struct ds_schedule *s, int64_t id, size_t *index) {
     uint64_t off = (uint64_t)id - (uint64_t)s->ops[0].id;
     if (off >= s->n_ops) return -1;
     *index = (size_t)off;
+    return 0;
+  }
+  if (s->id_slot) {
+    uint64_t off = (uint64_t)id - (uint64_t)s->id_base;
+    if (off >= s->id_span || s->id_slot[off] == UINT32_MAX) return -1;
+    *index = s->id_slot[off];
     return 0;
   }
   /* Lower bound, so that with duplicate ids the first op is found. */

@@ -99,6 +99,15 @@ struct ds_schedule {
   /* With the index built: 1 when op i's id is ops[0].id + i for every i
    * (what the builders write), so a lookup is a subtraction. */
   int ids_dense;
+  /* With the index built and ids not dense but within a span of at most
+   * 4 x n_ops (the shared template: one rank class's ops, ids sorted with
+   * gaps): id_slot[id - id_base] is the first op of that id, UINT32_MAX
+   * none, so a lookup is a load, not a binary search (8 % of a
+   * 64-configuration sweep's time on 4gpu.yaml, bench/README.md
+   * 2026-11-29). NULL otherwise. */
+  uint32_t *id_slot;
+  int64_t id_base;
+  size_t id_span;
 };
 
 /* Creates an empty schedule for world_size ranks in *out (owned by caller). */

@@ -101,7 +101,7 @@ static long plot_height(int sides, size_t nl) {
 /* cairo's largest image surface is 32767 pixels a side (MAX_IMAGE_SIZE in
  * cairo-image-surface.c): a taller PNG failed in gnuplot, "Cairo is
  * unhappy: invalid value (typically too big) for the size of the input",
- * after the whole simulation (a 512-rank timeline, 1,538 lanes). */
+ * after the whole simulation (a 512-rank timeline, 1,536 lanes). */
 #define PNG_SIDE_MAX_PX 32767L
 
 /* Boxes (index 0) and bucket labels (index 1) of one side. */

@@ -43,8 +43,10 @@ Test(ddp, memory_walks_backward_through_the_layers) {
   cr_assert_float_eq(mem.live_activations, 8e6, 0.5);
   cr_assert_float_eq(mem.live_grads, 4194304, 0.5);
   cr_assert_float_eq(mem.total, 3 * P + 16194304, 0.5);
-  /* gradient_as_bucket_view: .grad are the buckets, nothing allocated in
-   * backward, so the start's 16 MB is the peak */
+  /* gradient_as_bucket_view, the views kept by zero_grad (1.9's fill):
+   * .grad are the buckets, nothing allocated in backward, so the start's
+   * 16 MB is the peak (set to None, each layer's .grad is made afresh
+   * first: test_memory.c) */
   ddp.grad_as_bucket_view = 1;
   ds_ddp_memory(m, &fp32, 4, &ddp, &mem);
   cr_assert_float_eq(mem.grads, 0, 0);

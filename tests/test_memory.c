@@ -296,10 +296,11 @@ Test(memory, bucket_views_set_to_none_hold_each_fresh_grad_until_its_copy) {
    *   backward's start: 1,001,000 saved + 8 = 1,001,008;
    *   after l1's: 1,000,000 + 8 + l1's fresh 200,000 = 1,200,008, the peak;
    *   after l0's: 8 + l0's fresh 400,000 = 400,008.
-   * 1.4/1.9 rules (zero_grad fills: the views stay) peak at the start. */
+   * 1.9's rules (zero_grad fills: the views stay) peak at the start. */
   struct ds_model *m = two_layer_model();
   struct ds_precision fp32 = {4, 4, 0};
-  struct ds_memory_options o = {.ddp = 1, .step_numel = 150000, .grad_as_bucket_view = 1};
+  struct ds_memory_options o = {.ddp = 1, .step_numel = 150000, .grad_as_bucket_view = 1,
+                                .grads_set_to_none = 1};
   struct ds_ddp_memory mem;
   ds_ddp_memory(m, &fp32, 1, &o, &mem);
   cr_assert_float_eq(mem.grads, 0, 0);
@@ -307,7 +308,22 @@ Test(memory, bucket_views_set_to_none_hold_each_fresh_grad_until_its_copy) {
   cr_assert_str_eq(mem.peak_layer_name, "l1");
   cr_assert_float_eq(mem.live_grads, 200000, 1e-9);
   cr_assert_float_eq(mem.dynamic, 1200008, 1e-9);
+  /* --grad-accum 2: the first micro-step's backward is the walk above
+   * (the second adds into the views), whatever grads_kept says */
   o.grads_kept = 1;
+  ds_ddp_memory(m, &fp32, 1, &o, &mem);
+  cr_assert_float_eq(mem.dynamic, 1200008, 1e-9);
+  /* --no-sync 2: the no_sync micro-step left every .grad outside the
+   * buckets (no hook copied it): 1,001,008 + 600,000 at the synchronising
+   * backward's start, the peak; after l1's copy 1,000,008 + 400,000 */
+  o.no_sync_grads = 1;
+  ds_ddp_memory(m, &fp32, 1, &o, &mem);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
+  cr_assert_float_eq(mem.live_grads, 600000, 1e-9);
+  cr_assert_float_eq(mem.dynamic, 1601008, 1e-9);
+  /* 1.9's zero_grad fills: the views stay .grad, nothing made afresh */
+  o.grads_set_to_none = 0;
+  o.no_sync_grads = 0;
   ds_ddp_memory(m, &fp32, 1, &o, &mem);
   cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
   cr_assert_float_eq(mem.dynamic, 1001008, 1e-9);

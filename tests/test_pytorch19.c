@@ -302,6 +302,44 @@ Test(pytorch19, grad_accum_ddp_all_reduces_every_bucket_every_micro_step) {
   ds_test_release(&r);
 }
 
+/* Where PowerSGD's warm-up iteration (0) divides bucket 0, by the rules
+ * the run follows: 1.9's _allreduce_fut all-reduces first and divides in
+ * the future's callback (the copy stream, after the all-reduce); later
+ * ones divide first, on the compute stream, before it. */
+static void warmup_div_order(enum ds_ddp_rules rules, int *div_after, int *on_copy) {
+  struct fixture f;
+  setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_NONE);
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+  struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
+                               .hook = {DS_HOOK_POWERSGD, 2}, .rules = rules, .iter = 0};
+  cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+  size_t div = s->n_ops, ar = s->n_ops;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    if (s->ops[i].rank != 0 || s->ops[i].bucket != 0) continue;
+    if (strcmp(s->ops[i].name, "bucket0.allreduce_div") == 0) div = i;
+    if (s->ops[i].kind == DS_OP_ALLREDUCE && ar == s->n_ops) ar = i;
+  }
+  cr_assert(div < s->n_ops && ar < s->n_ops, "no bucket0.allreduce_div or all-reduce");
+  *div_after = div > ar;
+  *on_copy = s->ops[div].stream == DS_STREAM_COPY;
+  ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  teardown(&f);
+}
+
+Test(pytorch19, powersgd_warmup_divides_after_the_all_reduce) {
+  int after, on_copy;
+  warmup_div_order(DS_DDP_RULES_TORCH_1_9, &after, &on_copy);
+  cr_assert(after && on_copy, "1.9: the division in the all-reduce's callback");
+  warmup_div_order(DS_DDP_RULES_CURRENT, &after, &on_copy);
+  cr_assert(!after && !on_copy, "current: the division first, in the hook");
+}
+
 Test(pytorch19, optimizer_batch_gives_each_configuration_its_k) {
   /* DeepLearningExamples' rule: K = optimizer batch / (world x batch):
    * 4 / (1 x 1) = 4 for single, 4 / (2 x 1) = 2 for ddp on 2 GPUs; the

@@ -162,8 +162,10 @@ static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
  * (apex's DistributedDataParallel does: validation/notes-dlebert.md); run,
  * but say so once. */
 static void note_first_bucket_beside_cap(const struct ds_options *o) {
-  if (o->ddp_rules != DS_DDP_RULES_CURRENT || !ds_options_given(o, "--first-bucket-mb") ||
-      !ds_options_given(o, "--bucket-mb"))
+  int ddp = 0;
+  for (int32_t k = 0; k < o->n_strategies; k++) ddp |= o->strategies[k] == DS_STRATEGY_DDP;
+  if (!ddp || o->ddp_rules != DS_DDP_RULES_CURRENT ||
+      !ds_options_given(o, "--first-bucket-mb") || !ds_options_given(o, "--bucket-mb"))
     return;
   const struct ds_values *first = &o->sweep[DS_VAR_FIRST_BUCKET_MB];
   const struct ds_values *cap = &o->sweep[DS_VAR_BUCKET_MB];
@@ -176,6 +178,18 @@ static void note_first_bucket_beside_cap(const struct ds_options *o) {
                 "(apex's), not torch DDP's\n", first->v[i], cap->v[j]);
         return;
       }
+}
+
+/* 1.9's default_hooks.py: allreduce_hook, fp16_compress_hook and
+ * fp16_compress_wrapper; bf16_compress_hook came with 1.10. */
+static ds_status check_torch19_hooks(const struct ds_options *o, struct ds_err *err) {
+  for (int32_t k = 0; o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && k < o->sweep[DS_VAR_COMM_HOOK].n;
+       k++)
+    if (o->comm_hooks[k].kind == DS_HOOK_BF16)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --pytorch-version 1.9: PyTorch 1.9 has no bf16_compress_hook "
+                        "(--comm-hook bf16; it came with 1.10): use fp16, powersgd:RANK or none");
+  return DS_OK;
 }
 
 /* --grad-accum and --optimizer-batch: one of them, built for single and
@@ -237,14 +251,7 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
     return ds_err_set(err, DS_EUSAGE,
                       "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph argument "
                       "(its experimental _set_static_graph() is not modelled)");
-  /* 1.9's default_hooks.py: allreduce_hook, fp16_compress_hook and
-   * fp16_compress_wrapper; bf16_compress_hook came with 1.10 */
-  for (int32_t k = 0; o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && k < o->sweep[DS_VAR_COMM_HOOK].n;
-       k++)
-    if (o->comm_hooks[k].kind == DS_HOOK_BF16)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --pytorch-version 1.9: PyTorch 1.9 has no bf16_compress_hook "
-                        "(--comm-hook bf16; it came with 1.10): use fp16, powersgd:RANK or none");
+  DS_CHECK(check_torch19_hooks(o, err));
   if (o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && ds_options_given(o, "--first-bucket-mb"))
     return ds_err_set(err, DS_EUSAGE, DS_DDP_TORCH19_FIRST_BUCKET_REFUSAL);
   DS_CHECK(check_grad_accum(o, err));

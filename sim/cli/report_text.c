@@ -98,11 +98,16 @@ static void print_memory(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, " + activations %.3f + output %.3f + grads %.3f", m->live_activations / g,
             m->output / g, m->live_grads / g);
     if (m->live_hook > 0) fprintf(fp, " + comm hook buffers in flight %.3f", m->live_hook / g);
-    fprintf(fp, ")\n"
-                "    in backward, after layer %d's (%s); of %.3f activations and %.3f grads "
-                "in all\n",
-            (int)m->peak_layer,
-            m->peak_layer_name ? m->peak_layer_name : "?", m->activations / g, m->grads / g);
+    fprintf(fp, ")\n    in backward, after layer %d's (%s); of %.3f activations",
+            (int)m->peak_layer, m->peak_layer_name ? m->peak_layer_name : "?",
+            m->activations / g);
+    /* grads 0 in all: .grad are the buckets' views (--grad-as-bucket-view),
+     * what lives is the fresh .grad the hook has yet to copy into them */
+    if (m->grads > 0) fprintf(fp, " and %.3f grads in all\n", m->grads / g);
+    else if (m->live_grads > 0)
+      fputs(" in all; .grad are the buckets' views, grads the fresh .grad not yet copied "
+            "into them\n", fp);
+    else fputs(" in all; .grad are the buckets' views\n", fp);
     break;
   case DS_PEAK_STEP:
     fprintf(fp, " + output %.3f + grads %.3f + step temporaries %.3f)\n"

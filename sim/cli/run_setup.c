@@ -113,6 +113,8 @@ struct ds_memory_options ds__run_memory_options(const struct config_run *c,
   return (struct ds_memory_options){
       .grads_kept = c->compute.grad_kept || c->grad_accum > 1 ||
                     (strategy == DS_STRATEGY_DDP && o->no_sync > 1),
+      .grads_set_to_none = !c->compute.grad_kept,
+      .no_sync_grads = strategy == DS_STRATEGY_DDP && o->no_sync > 1,
       .step_numel = (double)c->model->total_numel,
       .optimizer_loop = c->compute.optimizer_loop,
       .weight_decay = c->compute.weight_decay};

@@ -103,6 +103,11 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
   out->loss_grads = 2 * ds_loss_saved_bytes(m, pr, (double)batch);
   out->step_temp = ds_step_temporaries(m, pr, opt);
   double kept = opt->grads_kept ? out->grads : 0; /* live from the start */
+  /* bucket views (memory.h grads_set_to_none): no_sync's non-view .grad,
+   * all live at the start; otherwise one layer's fresh .grad at a time */
+  int views_made_afresh = opt->ddp && opt->grad_as_bucket_view && opt->grads_set_to_none;
+  double not_yet_copied = views_made_afresh && opt->no_sync_grads ? p : 0;
+  kept += not_yet_copied;
   /* backward's start */
   out->peak_at = DS_PEAK_BACKWARD_START;
   out->live_activations = out->activations;
@@ -118,13 +123,17 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
     if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
     if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
     if (opt->hook_ready_bytes) hook += opt->hook_ready_bytes[l];
-    /* bucket views set to None by zero_grad (current rules): autograd
-     * makes layer l's .grad afresh, the hook copies it into its view and
-     * points .grad there (reducer.cpp mark_variable_ready_dense), so the
-     * fresh tensor lives only until the copy, beside the layer's state */
-    double fresh = opt->ddp && opt->grad_as_bucket_view && !opt->grads_kept
-                       ? (double)ly->param_numel * pr->param_bytes
-                       : 0;
+    /* bucket views made afresh: layer l's fresh .grad lives until its hook
+     * copies it into its view, beside the layer's state; no_sync's were
+     * all there from the start, each freed by its copy */
+    double layer_grads = (double)ly->param_numel * pr->param_bytes, fresh = 0;
+    if (views_made_afresh && opt->no_sync_grads) {
+      not_yet_copied -= layer_grads;
+      if (not_yet_copied < 0) not_yet_copied = 0; /* the sums' rounding */
+      grads = not_yet_copied;
+    } else if (views_made_afresh) {
+      fresh = layer_grads;
+    }
     double live = saved + out->output + grads + hook + fresh;
     if (live > out->dynamic) {
       out->dynamic = live;

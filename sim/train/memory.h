@@ -68,8 +68,17 @@ struct ds_ddp_memory {
 struct ds_memory_options {
   int ddp;                 /* DDP's buckets, P bytes, allocated at wrap time */
   int grad_as_bucket_view; /* under ddp: .grad are views into the buckets */
-  int grads_kept;          /* zero_grad() fills instead of freeing (1.4, 1.9):
-                            * .grad live from the iteration's start */
+  int grads_kept;          /* .grad live from backward's start: zero_grad()
+                            * fills instead of freeing (1.4, 1.9), or an
+                            * earlier micro-step left it */
+  /* Under grad_as_bucket_view, where .grad comes from when zero_grad() set
+   * it to None (current rules; reducer.cpp mark_variable_ready_dense):
+   * each backward's autograd makes it afresh and the hook copies it into
+   * its view, so one layer's fresh .grad lives at a time; after --no-sync's
+   * micro-steps (no hook ran) every parameter's non-view .grad is live at
+   * the synchronising backward's start, each freed as its hook copies it. */
+  int grads_set_to_none;
+  int no_sync_grads;
   double step_numel;       /* parameters this GPU's optimizer steps (its
                             * temporaries); the model's under single and DDP */
   /* The step's temporaries (torch/optim/adam.py, sgd.py): the foreach

@@ -410,12 +410,12 @@ ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struc
 
 const char ds_test_clock_gpus[] =
     "schema_version: 1\ngpus:\n"
-    "  - name: ClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "  - name: ClockGPU\n    # no arch\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
     "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
     "    boost_mhz: 1000\n"
-    "  - name: SlowMemGPU\n    arch: Test\n    sms: 1000\n    fp32: 10TFLOPS\n"
+    "  - name: SlowMemGPU\n    # no arch\n    sms: 1000\n    fp32: 10TFLOPS\n"
     "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1GBps\n    boost_mhz: 2000\n"
-    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "  - name: NoClockGPU\n    # no arch\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
     "    mem: 16GB\n    mem_bw: 1000GBps\n";
 
 const char ds_test_pool_model[] =

@@ -22,7 +22,7 @@
  * and TF32 0.6, attention in FP32 0.25 and in half 0.25 (not in TF32). */
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
-    "  - name: AttnGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "  - name: AttnGPU\n    # no arch\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
     "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
     "    efficiency: {matmul_fp32: 0.4, matmul_tf32: 0.6, attention_fp32: 0.25,"
     " attention_half: 0.25}\n";

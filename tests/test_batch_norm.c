@@ -29,10 +29,10 @@
 
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
-    "  - name: BnGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "  - name: BnGPU\n    # no arch\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
     "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
     "    boost_mhz: 1000\n"
-    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "  - name: NoClockGPU\n    # no arch\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
     "    mem: 16GB\n    mem_bw: 1000GBps\n";
 
 /* bn: 2 channels of 1000 elements per sample (fwd_bytes 8 B per element:

@@ -30,7 +30,7 @@
 
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
-    "  - {name: SlowMemGPU, arch: Test, sms: 10, fp32: 10TFLOPS, fp16: 20TFLOPS, mem: 16GB,\n"
+    "  - {name: SlowMemGPU, sms: 10, fp32: 10TFLOPS, fp16: 20TFLOPS, mem: 16GB,\n"
     "     mem_bw: 1GBps, source: \"tests only\"}\n";
 
 /* host_dispatch and host_node both `host` */

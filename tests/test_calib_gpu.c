@@ -160,7 +160,7 @@ Test(calib, the_other_gpu_warning_writes_long_paths_and_odd_names_whole) {
   snprintf(calib, sizeof calib, "%s/c.yaml", dir);
   cr_assert_gt(strlen(calib), 300);
   ds_test_write_file(gpus,
-                     "schema_version: 1\ngpus:\n  - name: \"Test\\aGPU\"\n    arch: Test\n"
+                     "schema_version: 1\ngpus:\n  - name: \"Test\\aGPU\"\n    # no arch\n"
                      "    sms: 10\n    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: 16GiB\n"
                      "    mem_bw: 1000GBps\n");
   ds_test_write_file(topo,

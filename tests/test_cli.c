@@ -391,7 +391,7 @@ static int warns_of_memory(const char *mem) {
   put_file(dir, "t.yaml", topo);
   free(topo);
   snprintf(gpus, sizeof gpus,
-           "schema_version: 1\ngpus:\n  - name: TestGPU\n    arch: Test\n    sms: 10\n"
+           "schema_version: 1\ngpus:\n  - name: TestGPU\n    # no arch\n    sms: 10\n"
            "    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: %s\n    mem_bw: 1000GBps\n"
            "    source: \"tests only\"\n", mem);
   put_file(dir, "gpus.yaml", gpus);

@@ -128,7 +128,7 @@ Test(collbench, unknown_architecture_falls_back_and_says_so) {
   /* the line names the flag that asked for auto, as the first line does
    * (it said --proto auto under --algo auto) */
   cr_assert(strstr(o.text, "# ddpsim collective: allreduce, algo auto, 8 ranks") &&
-                strstr(o.text, "'Test' (known: Volta, Turing, Ampere, Ada, Hopper, Blackwell); "
+                strstr(o.text, "'not given' (known: Volta, Turing, Ampere, Ada, Hopper, Blackwell); "
                                "--algo auto runs the plain ring (proto none)\n"),
             "%s", o.text);
   free(o.text);

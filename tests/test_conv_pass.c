@@ -30,7 +30,7 @@
  * PassGPU: the same pooled values, and TF32's forward at 0.5 and backward
  * at 0.4. FwdGPU: TF32's forward alone at 0.5. */
 #define GPU_HEAD(name)                                                                      \
-  "  - name: " name "\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n" \
+  "  - name: " name "\n    # no arch\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n" \
   "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n" GPU_HEAD("PooledGPU")

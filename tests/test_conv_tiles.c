@@ -25,7 +25,7 @@
  * 64 x 128 tiles, forward at 0.5 plus 2 us, backward at 0.25 plus 10 us
  * (pooled conv_half 0.4 for anything else); PooledGPU: conv_half 0.4 only. */
 #define GPU_HEAD(name)                                                                     \
-  "  - name: " name "\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 50TFLOPS\n" \
+  "  - name: " name "\n    # no arch\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 50TFLOPS\n" \
   "    fp16: 100TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"                              \
   "    efficiency: {conv_half: 0.4, memory: 0.8}\n"
 static const char *gpus_text =

@@ -20,9 +20,9 @@
 
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
-    "  - name: TcGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "  - name: TcGPU\n    # no arch\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
     "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
-    "  - name: NoTf32GPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "  - name: NoTf32GPU\n    # no arch\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
     "    mem: 16GB\n    mem_bw: 1000GBps\n";
 
 /* c0, c1: 3x3 convolutions 2 -> 4 channels on 10x10 (x 200 + y 400

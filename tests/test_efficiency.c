@@ -29,11 +29,11 @@
  * at 0.8 of the bandwidth. NoMemGPU: the same without any measurement. */
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
-    "  - name: EffGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "  - name: EffGPU\n    # no arch\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
     "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
     "    efficiency: {conv_tf32: 0.25, conv_half: 0.3, matmul_fp32: 0.4, matmul_tf32: 0.6,"
     " memory: 0.8}\n"
-    "  - name: NoMemGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "  - name: NoMemGPU\n    # no arch\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
     "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n";
 
 struct files {

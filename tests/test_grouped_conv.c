@@ -103,13 +103,13 @@ Test(grouped_conv, a_shape_not_measured_takes_the_nearest_with_its_stride) {
  * FLOP rate and bandwidth so that the roofline is far below the table. */
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
-    "  - name: GcGPU\n    arch: Test\n    sms: 132\n    fp32: 1000TFLOPS\n    tf32: 8000TFLOPS\n"
+    "  - name: GcGPU\n    # no arch\n    sms: 132\n    fp32: 1000TFLOPS\n    tf32: 8000TFLOPS\n"
     "    fp16: 16000TFLOPS\n    bf16: 16000TFLOPS\n    mem: 16GB\n    mem_bw: 1000000GBps\n"
     "    boost_mhz: 1980\n"
-    "  - name: SlowGPU\n    arch: Test\n    sms: 132\n    fp32: 1TFLOPS\n    tf32: 8TFLOPS\n"
+    "  - name: SlowGPU\n    # no arch\n    sms: 132\n    fp32: 1TFLOPS\n    tf32: 8TFLOPS\n"
     "    fp16: 16TFLOPS\n    bf16: 16TFLOPS\n    mem: 16GB\n    mem_bw: 100GBps\n"
     "    boost_mhz: 1980\n"
-    "  - name: NoTf32GPU\n    arch: Test\n    sms: 132\n    fp32: 1000TFLOPS\n"
+    "  - name: NoTf32GPU\n    # no arch\n    sms: 132\n    fp32: 1000TFLOPS\n"
     "    fp16: 16000TFLOPS\n    mem: 16GB\n    mem_bw: 1000000GBps\n    boost_mhz: 1980\n";
 
 /* gc: layer1's grouped 3x3 per sample (fwd_flops 2 * 128 * 3136 * 4 * 9);

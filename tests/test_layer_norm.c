@@ -23,10 +23,10 @@
 
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
-    "  - name: LnGPU\n    arch: Test\n    sms: 8\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "  - name: LnGPU\n    # no arch\n    sms: 8\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
     "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
     "    boost_mhz: 1000\n"
-    "  - name: NoClockGPU\n    arch: Test\n    sms: 8\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "  - name: NoClockGPU\n    # no arch\n    sms: 8\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
     "    mem: 16GB\n    mem_bw: 1000GBps\n";
 
 /* ln: 100 rows of 64 per sample, gamma and beta; odd: rows of 66 (not a

@@ -33,6 +33,20 @@ Test(nccl_model, family_picks_nccls_tuning_row) {
   cr_assert_eq(ds_nccl_arch_of_family(""), DS_NCCL_ARCH_UNKNOWN);
 }
 
+/* A GPU-table entry's arch is one of those families, as spelt there: a
+ * misspelt one ("Lovelace" for Ada, "ada") is refused at its file, line and
+ * key, where it used to load and run every all-reduce as the plain ring
+ * with only a header line saying NCCL's model was unavailable. No arch at
+ * all stays accepted (the CPU-rank entry's way of having no NCCL row). */
+Test(nccl_model, a_misspelt_arch_is_refused_at_its_line) {
+  const char *bad[] = {"arch: Lovelace", "arch: ada", "arch: Test"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ds_test_gpu_entry_refused(bad[i], "key 'gpus[0].arch': expected an architecture family: "
+                                      "Volta, Turing, Ampere, Ada, Hopper or Blackwell");
+  ds_test_ddpsim_refuses("--topo tests/data/misspelt-arch/pcie8.yaml --model resnet50",
+                         "gpus.yaml:4:11: key 'gpus[0].arch'");
+}
+
 Test(nccl_model, constants_are_what_gen_nccl_constants_writes) {
   /* sim/coll/nccl_constants.c is generated from the shared CSV (as
    * gpus.yaml is, tests/test_efficiency_conv.c); a hand edit or a stale file

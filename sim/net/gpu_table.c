@@ -378,8 +378,20 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
   DS_CHECK(ds_cmap_check_keys(entry, gpu_keys, err));
   DS_CHECK(ds_cmap_require(entry, "name", "a GPU name", &node, err));
   DS_CHECK(read_string(&node, spec->name, sizeof spec->name, "a name", err));
-  if (ds_cmap_get(entry, "arch", &node))
+  if (ds_cmap_get(entry, "arch", &node)) {
     DS_CHECK(read_string(&node, g->arch, sizeof g->arch, "an architecture", err));
+    /* A misspelt family ("Lovelace", "ada") used to load and silently cost
+     * the GPU NCCL's model: every all-reduce then ran the plain ring (8x L40S,
+     * ResNet-50: communication 5.9 instead of 10.1 ms). No arch at all is the
+     * way to say "no NCCL row" (docs/topologies.md, CPU ranks). */
+    if (cc_family_by_name(g->arch) < 0)
+      return ds_cnode_error(&node, err,
+                            "expected an architecture family: Volta, Turing, Ampere, Ada, "
+                            "Hopper or Blackwell (as spelt here; NCCL's model picks its tuning "
+                            "row by it), got \"%s\"; leave arch out for a device NCCL's "
+                            "model has no row for",
+                            g->arch);
+  }
   /* the spec carries it too: NCCL's model picks its tuning row by it */
   snprintf(spec->arch, sizeof spec->arch, "%s", g->arch);
   DS_CHECK(read_compute_capability(entry, g->arch, &spec->compute_capability, err));

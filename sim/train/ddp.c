@@ -229,6 +229,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     /* --grad-accum: each micro-step's collectives get ids of their own */
     int64_t cb =
         coll_base + (accum > 1 ? step * (int64_t)(bk->n + n_bb + !!opt->local_used_map) : 0);
+    /* the local-used map's id: after the buckets' and the buffers' */
+    int64_t local_used_coll = (cb + bk->n + n_bb) * ds_comm_hook_colls_per_bucket(&opt->hook);
     /* .grad is allocated when backward runs (AccumulateGrad adds into it)
      * where the rules keep it (1.4, 1.9), and in every micro-step after the
      * first of --no-sync's or --grad-accum's (the first one's backward
@@ -349,10 +351,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     if (!sync) continue;
     if (delayed) { /* delay_all_reduce: the map, then the copies, layer by layer */
       local_used_sent = 1;
-      DS_CHECK_GOTO(emit_local_used(m, c, opt, rank,
-                                    (cb + bk->n + n_bb) *
-                                        ds_comm_hook_colls_per_bucket(&opt->hook),
-                                    &t, bd), st, out);
+      DS_CHECK_GOTO(emit_local_used(m, c, opt, rank, local_used_coll, &t, bd), st, out);
       for (int32_t l = 0; l < m->n_layers; l++)
         DS_CHECK_GOTO(ds__ddp_emit_to_bucket(m, c, opt, l, grad_is_view, rank, &t, bd), st,
                       out);
@@ -364,10 +363,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       next_bucket++;
     }
     if (opt->local_used_map == 1 || (opt->local_used_map == 2 && !local_used_sent++))
-      DS_CHECK_GOTO(emit_local_used(m, c, opt, rank,
-                                    (cb + bk->n + n_bb) *
-                                        ds_comm_hook_colls_per_bucket(&opt->hook),
-                                    &t, bd), st, out);
+      DS_CHECK_GOTO(emit_local_used(m, c, opt, rank, local_used_coll, &t, bd), st, out);
     for (int32_t b = 0; b < bk->n; b++)
       DS_CHECK_GOTO(ds__ddp_emit_from_bucket(m, c, opt, bk, b, comm_done[b], rank, &t, bd),
                     st, out);

@@ -103,11 +103,12 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
   out->loss_grads = 2 * ds_loss_saved_bytes(m, pr, (double)batch);
   out->step_temp = ds_step_temporaries(m, pr, opt);
   double kept = opt->grads_kept ? out->grads : 0; /* live from the start */
-  /* bucket views (memory.h grads_set_to_none): no_sync's non-view .grad,
-   * all live at the start; otherwise one layer's fresh .grad at a time */
+  /* bucket views (memory.h grads_set_to_none; out->grads is 0): no_sync's
+   * non-view .grad, all live at the start; otherwise one layer's fresh
+   * .grad at a time */
   int views_made_afresh = opt->ddp && opt->grad_as_bucket_view && opt->grads_set_to_none;
-  double not_yet_copied = views_made_afresh && opt->no_sync_grads ? p : 0;
-  kept += not_yet_copied;
+  int copied_from_no_sync = views_made_afresh && opt->no_sync_grads;
+  if (copied_from_no_sync) kept = p;
   /* backward's start */
   out->peak_at = DS_PEAK_BACKWARD_START;
   out->live_activations = out->activations;
@@ -127,10 +128,9 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
      * copies it into its view, beside the layer's state; no_sync's were
      * all there from the start, each freed by its copy */
     double layer_grads = (double)ly->param_numel * pr->param_bytes, fresh = 0;
-    if (views_made_afresh && opt->no_sync_grads) {
-      not_yet_copied -= layer_grads;
-      if (not_yet_copied < 0) not_yet_copied = 0; /* the sums' rounding */
-      grads = not_yet_copied;
+    if (copied_from_no_sync) {
+      grads -= layer_grads;
+      if (grads < 0) grads = 0; /* the sums' rounding */
     } else if (views_made_afresh) {
       fresh = layer_grads;
     }

@@ -17,6 +17,7 @@
 #include "base/atomic_file.h"
 #include "base/cli.h"
 #include "base/outputs.h"
+#include "base/textout.h"
 
 static const char usage[] =
     "usage: ddpsim analyze PREDICTED.csv MEASURED.csv [options]\n"
@@ -169,15 +170,7 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
   FILE *report = o.chrome && strcmp(o.chrome, "-") == 0 ? stderr : out;
   errno = 0;
   ds_compare_print(report, c, o.format, o.per_op);
-  int print_errno = errno;
-  errno = 0;
-  if (fflush(report) != 0 || ferror(report)) {
-    int e = errno ? errno : print_errno;
-    st = ds_err_set(err, DS_EIO, "writing to %s failed: %s",
-                    report == stderr ? "standard error" : "standard output",
-                    e ? strerror(e) : "write error");
-    goto done;
-  }
+  DS_CHECK_GOTO(ds_textout_flush(report, errno, err), st, done);
   DS_CHECK_GOTO(ds_atomic_file_finish(1, err), st, done);
 done:
   ds_atomic_file_finish(0, NULL); /* on failure: removes what is pending */

@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/textout.h"
+
 /* ---- temporary files a fatal signal removes ---------------------------- */
 
 /* Every live temporary file is a node of one list, as many as the process
@@ -513,12 +515,9 @@ static void sync_dir(const char *path) {
 ds_status ds_atomic_file_commit(struct ds_atomic_file *af, struct ds_err *err) {
   if (!af->fp) return ds_err_set(err, DS_EINTERNAL, "commit of a closed file");
   if (is_stdout(af)) {
-    int bad = fflush(stdout) != 0 || ferror(stdout);
-    int e = errno;
+    ds_status st = ds_textout_flush(stdout, 0, err);
     release(af);
-    return bad ? ds_err_set(err, DS_EIO, "writing to standard output failed: %s",
-                            strerror(e))
-               : DS_OK;
+    return st;
   }
   const char *step = "write";
   int bad = 0;

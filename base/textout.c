@@ -2,6 +2,7 @@
 #include "base/textout.h"
 
 #include <csv.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -208,4 +209,13 @@ int ds_textout_exact_digits(double x) {
 int ds_textout_json_number(FILE *fp, double x) {
   if (!isfinite(x)) return fputs("null", fp) == EOF ? EOF : 0;
   return fprintf(fp, "%.*g", ds_textout_exact_digits(x), x) < 0 ? EOF : 0;
+}
+
+ds_status ds_textout_flush(FILE *fp, int earlier_errno, struct ds_err *err) {
+  errno = 0;
+  if (fflush(fp) == 0 && !ferror(fp)) return DS_OK;
+  int e = errno ? errno : earlier_errno;
+  return ds_err_set(err, DS_EIO, "writing to %s failed: %s",
+                    fp == stderr ? "standard error" : "standard output",
+                    e ? strerror(e) : "write error");
 }

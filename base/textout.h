@@ -16,9 +16,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Flushes fp (a report on standard output or error) and checks its error
+ * flag: DS_OK, or DS_EIO "writing to standard output failed: REASON"
+ * (standard error for stderr), REASON the flush's errno, else
+ * earlier_errno (what a print left), else "write error". A report that
+ * cannot be written fails its command (`> /dev/full`, a closed pipe). */
+ds_status ds_textout_flush(FILE *fp, int earlier_errno, struct ds_err *err);
 
 /* Appends printf output at *used, never past size (buf stays terminated;
  * *used counts what would have been written, so a full buffer stays full

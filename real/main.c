@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/textout.h"
 #include "launch.h"
 #include "options.h"
 #include "replay.h"
@@ -26,10 +27,9 @@
 /* A standard output that cannot take what was printed (`> /dev/full`) is
  * a failure with a message, for --help too (issue #15, defect 12). */
 static int flush_stdout(void) {
-  errno = 0;
-  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
-  fprintf(stderr, "ddpreal: writing to standard output failed: %s\n",
-          errno ? strerror(errno) : "write error");
+  struct ds_err err = {0};
+  if (ds_textout_flush(stdout, 0, &err) == DS_OK) return 0;
+  fprintf(stderr, "ddpreal: %s\n", err.msg);
   return 1;
 }
 

@@ -603,9 +603,8 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   if (mem && fclose(mem) != 0 && st == DS_OK) st = ds_err_set(err, DS_ENOMEM, "out of memory");
   if (st == DS_OK) {
     errno = 0;
-    if (fwrite(table, 1, table_len, out) != table_len || fflush(out) != 0 || ferror(out))
-      st = ds_err_set(err, DS_EIO, "writing to standard output failed: %s",
-                      errno ? strerror(errno) : "write error");
+    fwrite(table, 1, table_len, out);
+    st = ds_textout_flush(out, errno, err);
   }
   if (o.plot) {
     ds_status fst = ds_atomic_file_finish(st == DS_OK, st == DS_OK ? err : NULL);

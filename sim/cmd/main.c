@@ -72,11 +72,9 @@ static FILE *report_stream(const struct ds_options *o) {
  * could not write, so the flush may find nothing to write and no errno:
  * the printing's errno says why. */
 static int flush_stdout(int print_errno) {
-  errno = 0;
-  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
-  int e = errno ? errno : print_errno;
-  fprintf(stderr, "ddpsim: writing to standard output failed: %s\n",
-          e ? strerror(e) : "write error");
+  struct ds_err err = {0};
+  if (ds_textout_flush(stdout, print_errno, &err) == DS_OK) return 0;
+  fprintf(stderr, "ddpsim: %s\n", err.msg);
   return 1;
 }
 

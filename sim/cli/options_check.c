@@ -154,6 +154,13 @@ static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
   return DS_OK;
 }
 
+/* Whether --strategy's list holds s. */
+static int runs_strategy(const struct ds_options *o, enum ds_strategy s) {
+  for (int32_t k = 0; k < o->n_strategies; k++)
+    if (o->strategies[k] == s) return 1;
+  return 0;
+}
+
 /* Current PyTorch builds its reducer with _DEFAULT_FIRST_BUCKET_BYTES as the
  * first cap only when bucket_cap_mb is left at its default; a given
  * bucket_cap_mb caps the first bucket too (torch/nn/parallel/distributed.py,
@@ -162,9 +169,7 @@ static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
  * (apex's DistributedDataParallel does: validation/notes-dlebert.md); run,
  * but say so once. */
 static void note_first_bucket_beside_cap(const struct ds_options *o) {
-  int ddp = 0;
-  for (int32_t k = 0; k < o->n_strategies; k++) ddp |= o->strategies[k] == DS_STRATEGY_DDP;
-  if (!ddp || o->ddp_rules != DS_DDP_RULES_CURRENT ||
+  if (!runs_strategy(o, DS_STRATEGY_DDP) || o->ddp_rules != DS_DDP_RULES_CURRENT ||
       !ds_options_given(o, "--first-bucket-mb") || !ds_options_given(o, "--bucket-mb"))
     return;
   const struct ds_values *first = &o->sweep[DS_VAR_FIRST_BUCKET_MB];
@@ -322,14 +327,13 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
    * protocol between servers and workers that PyTorch does not have and
    * ps.c does not model, so the combination is refused rather than priced
    * without them (bf16 autocast runs no GradScaler). */
-  for (int32_t k = 0; o->amp == DS_AMP_FP16 && k < o->n_strategies; k++)
-    if (o->strategies[k] == DS_STRATEGY_PS)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --amp fp16: not built for --strategy ps (GradScaler's step "
-                        "needs the optimizer beside the gradients; ps's servers would have "
-                        "to agree on skipping a step with an infinite gradient and send the "
-                        "new scale back, which is not modelled); use --amp bf16, which "
-                        "needs no GradScaler");
+  if (o->amp == DS_AMP_FP16 && runs_strategy(o, DS_STRATEGY_PS))
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --amp fp16: not built for --strategy ps (GradScaler's step "
+                      "needs the optimizer beside the gradients; ps's servers would have "
+                      "to agree on skipping a step with an infinite gradient and send the "
+                      "new scale back, which is not modelled); use --amp bf16, which "
+                      "needs no GradScaler");
   /* --optimizer bertadam is run_squad.py's fp32 step as the script
    * builds it (compute.h): its groups decay by name, its clipper runs
    * every micro-step, its PyTorch is 1.10 or later (1.4's clip_grad_norm_
@@ -356,10 +360,9 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                         "(run_squad.py clips every micro-step, before its accumulation "
                         "check)",
                         o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum");
-    for (int32_t k = 0; k < o->n_strategies; k++)
-      if (o->strategies[k] == DS_STRATEGY_PS)
-        return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: not built for "
-                          "--strategy ps (use single, dp or ddp)");
+    if (runs_strategy(o, DS_STRATEGY_PS))
+      return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: not built for "
+                        "--strategy ps (use single, dp or ddp)");
   }
   /* --optimizer apex-o2-fusedadam is run_squad.py's --fp16 step (compute.h):
    * amp O2 casts the whole model to fp16 (--dtype fp16, no autocast), its
@@ -414,17 +417,15 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
   /* A parameter server is the optimizer: its servers apply the pushed
    * gradients to the parameters the workers pull (ps.h), so a loop
    * without optimizer.step() has no meaning there. */
-  for (int32_t k = 0; no_step && k < o->n_strategies; k++)
-    if (o->strategies[k] == DS_STRATEGY_PS)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --optimizer none: not built for --strategy ps (its servers "
-                        "apply the pushed gradients, the optimizer's step, and the workers "
-                        "pull the result; without a step there is nothing to pull); use "
-                        "--optimizer sgd or adam, or --strategy single, dp or ddp");
-  for (int32_t k = 0; o->no_bn_weight_decay && k < o->n_strategies; k++)
-    if (o->strategies[k] == DS_STRATEGY_PS)
-      return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: not built for "
-                        "--strategy ps (its servers decay every tensor)");
+  if (no_step && runs_strategy(o, DS_STRATEGY_PS))
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --optimizer none: not built for --strategy ps (its servers "
+                      "apply the pushed gradients, the optimizer's step, and the workers "
+                      "pull the result; without a step there is nothing to pull); use "
+                      "--optimizer sgd or adam, or --strategy single, dp or ddp");
+  if (o->no_bn_weight_decay && runs_strategy(o, DS_STRATEGY_PS))
+    return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: not built for "
+                      "--strategy ps (its servers decay every tensor)");
   /* nvls exists only under NCCL's model; direct, reduce-broadcast and
    * hierarchical are not NCCL's, so they have no protocol. */
   int nccl_only = !o->algo_auto && o->ar_algo == DS_AR_NVLS;
@@ -449,11 +450,7 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
    * accepted */
   if (ds_options_given(o, "--nccl-extra") && o->nccl_extra &&
       o->proto.choice == DS_PROTO_CHOICE_NONE) {
-    int ddp = 0, dp = 0;
-    for (int32_t k = 0; k < o->n_strategies; k++) {
-      ddp |= o->strategies[k] == DS_STRATEGY_DDP;
-      dp |= o->strategies[k] == DS_STRATEGY_DP;
-    }
+    int ddp = runs_strategy(o, DS_STRATEGY_DDP), dp = runs_strategy(o, DS_STRATEGY_DP);
     char what[96];
     if (dp && !ddp) snprintf(what, sizeof what, "dp's broadcasts and reduces");
     else

@@ -46,7 +46,8 @@ static const char usage[] =
     "(GPU: an index, 3 or gpu3 as printed; default: GPU 0 to the last; one\n"
     "GPU to itself says so), and the ring of\n"
     "the first N GPUs (default: all) with its bottleneck. Unreachable GPUs are\n"
-    "an error that names them.\n"
+    "an error that names them. TOPOLOGY is a file's path or a shipped name, not\n"
+    "- (standard input): its GPU table is looked for beside it.\n"
     "\n"
     "--format json prints the same facts as one JSON object, numbers whole\n"
     "(the text rounds them), every rail and channel listed\n"
@@ -82,7 +83,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   struct topocmd_options *o = ctx;
   *o = (struct topocmd_options){.from = -1, .to = -1};
   struct ds_cli_walk w = {.program = "ddpsim topo", .options = options,
-                          .positionals = DS_CLI_POSITIONALS_PLAIN};
+                          .positionals = DS_CLI_POSITIONALS_PLAIN_OR_DASH};
   for (int i = 1; i < argc; i++) {
     const char *f, *v;
     DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
@@ -90,6 +91,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       if (o->topo)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo: one topology, got \"%s\" and \"%s\"",
                           o->topo, v);
+      DS_CHECK(ds_cli_refuse_stdin(err, "argument TOPOLOGY", v, "a topology's GPU table is looked for beside its file", "a file's path or a shipped name"));
       o->topo = v;
     } else if (ds_cli_is_help(f)) {
       o->help = 1;

@@ -32,6 +32,8 @@ static const char usage[] =
     "time), and --chrome and --plot draw that trace alone.\n"
     "The prediction comes first: a measured trace (source real) before a\n"
     "predicted one (sim) is refused; two of one source are compared as given.\n"
+    "A trace given as - is read from standard input (one of the two at most:\n"
+    "ddpsim --trace - ... | ddpsim analyze -).\n"
     "\n"
     "  --format text|csv|json  report format (default text); csv: one row per\n"
     "                         metric: metric,predicted,measured,abs_error,rel_error\n"
@@ -122,6 +124,9 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   if (positional == 0)
     return ds_err_set(err, DS_EUSAGE, "analyze needs a trace: TRACE.csv, or two: "
                       "PREDICTED.csv MEASURED.csv (see ddpsim analyze --help)");
+  if (positional == 2 && strcmp(o->pred, "-") == 0 && strcmp(o->meas, "-") == 0)
+    return ds_err_set(err, DS_EUSAGE, "analyze - -: standard input holds one trace; give "
+                      "the other as a file");
   if (positional == 1 && o->two_only)
     return ds_err_set(err, DS_EUSAGE, "option %s needs two traces (PREDICTED.csv "
                       "MEASURED.csv); with one trace, --iter N picks its iteration",

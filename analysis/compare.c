@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/csvread.h"
 #include "base/units.h"
 #include "analysis/metrics.h"
 
@@ -539,7 +540,7 @@ static ds_status read_trace(const char *path, struct ds_trace **t, struct ds_err
     if (err) err->status = st;
   }
   if (st == DS_OK && (*t)->n_rows == 0)
-    st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows", path);
+    st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows", ds_csvread_input_name(path));
   return st;
 }
 
@@ -595,13 +596,17 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
   struct rank0_rows pr0 = {0}, mr0 = {0};
   struct ds_compare *c = calloc(1, sizeof *c);
   *out = NULL;
+  /* "-" is read from standard input and named so from here on */
+  const char *pred_in = pred_path, *meas_in = meas_path;
+  pred_path = ds_csvread_input_name(pred_path);
+  meas_path = ds_csvread_input_name(meas_path);
   if (!c || !(c->pred_path = strdup(pred_path)) || !(c->meas_path = strdup(meas_path)) ||
       !(c->label = strdup(pred_path))) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  DS_CHECK_GOTO(read_trace(pred_path, &c->pred, err), st, out);
-  DS_CHECK_GOTO(read_trace(meas_path, &c->meas, err), st, out);
+  DS_CHECK_GOTO(read_trace(pred_in, &c->pred, err), st, out);
+  DS_CHECK_GOTO(read_trace(meas_in, &c->meas, err), st, out);
   DS_CHECK_GOTO(check_order(c, err), st, out);
   if (sorted_keys(c->pred, &pk) != DS_OK || sorted_keys(c->meas, &mk) != DS_OK ||
       rank0_rows_of(c->pred, pk, &pr0) != DS_OK || rank0_rows_of(c->meas, mk, &mr0) != DS_OK) {
@@ -738,11 +743,12 @@ ds_status ds_compare_load_one(const char *path, const struct ds_compare_options 
                               struct ds_compare **out, struct ds_err *err) {
   struct ds_trace *t = NULL;
   *out = NULL;
+  const char *name = ds_csvread_input_name(path); /* "-": standard input */
   if (opt && opt->skip_measured > 0)
     return ds_err_set(err, DS_EUSAGE, "%s: one trace has no measured side to skip "
-                      "iterations of (give two traces, or pick the iteration)", path);
+                      "iterations of (give two traces, or pick the iteration)", name);
   DS_CHECK(read_trace(path, &t, err));
-  return load_one(path, t, opt, out, err);
+  return load_one(name, t, opt, out, err);
 }
 
 ds_status ds_compare_from_trace(const char *name, struct ds_trace *trace,

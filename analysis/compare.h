@@ -115,7 +115,8 @@ struct ds_compare {
   size_t n_iters;
 };
 
-/* Reads both traces, joins and measures. Errors name the file (unreadable,
+/* Reads both traces, joins and measures; "-" is standard input, named so in
+ * the report and messages (base/csvread.h). Errors name the file (unreadable,
  * malformed, or the two traces of different schedules: DS_EINPUT, exit 2;
  * a measured trace (source real) first and a predicted one second, the two
  * swapped: DS_EUSAGE, exit 2; two of one source are compared as given).

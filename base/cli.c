@@ -18,6 +18,13 @@ ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *wha
   return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag, what, got);
 }
 
+ds_status ds_cli_refuse_stdin(struct ds_err *err, const char *name, const char *value,
+                              const char *why, const char *give) {
+  if (strcmp(value, "-") != 0) return DS_OK;
+  return ds_err_set(err, DS_EUSAGE, "%s -: standard input is not read (%s); give %s", name,
+                    why, give);
+}
+
 const struct ds_cli_option *ds_cli_option_find(const struct ds_cli_option *options,
                                                const char *flag) {
   for (const struct ds_cli_option *o = options; o->flag; o++)

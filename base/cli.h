@@ -23,6 +23,14 @@
 extern "C" {
 #endif
 
+/* A file argument that standard input cannot stand in for (a YAML file
+ * found by path or name, one read again by path; base/csvread.h says which
+ * inputs read it): value "-" sets "NAME -: standard input is not read
+ * (WHY); give GIVE" (name "option --topo" or "argument TOPOLOGY")
+ * and returns DS_EUSAGE; any other value, DS_OK. */
+ds_status ds_cli_refuse_stdin(struct ds_err *err, const char *name, const char *value,
+                              const char *why, const char *give);
+
 /* Sets "option FLAG: expected WHAT, got \"GOT\"" (DS_EUSAGE) and returns
  * DS_EUSAGE. */
 ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *what,

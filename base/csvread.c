@@ -171,19 +171,33 @@ ds_status ds_csvread_lines(FILE *fp, const struct ds_csvread_lines *l) {
   return *l->st;
 }
 
+const char *ds_csvread_input_name(const char *path) {
+  return strcmp(path, "-") == 0 ? "standard input" : path;
+}
+
+FILE *ds_csvread_open_input(const char *path) {
+  return strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+}
+
+void ds_csvread_close_input(FILE *fp) {
+  if (fp && fp != stdin) fclose(fp);
+}
+
 ds_status ds_csvread_file(struct ds_csvread *r, const char *flag) {
-  const char *path = r->path;
+  FILE *fp = ds_csvread_open_input(r->path);
+  int e = errno;
+  /* the name every message below and the callers' give */
+  const char *path = r->path = ds_csvread_input_name(r->path);
   r->st = DS_OK;
   r->line = r->row_line = 0;
   r->at_row_start = 1;
   r->header_done = r->n_cols = r->field = r->n_rows = 0;
-  FILE *fp = fopen(path, "r");
   if (!fp)
     return r->st = ds_err_set(r->err, DS_EINPUT, "%s %s: cannot open: %s", flag, path,
-                              strerror(errno));
+                              strerror(e));
   struct stat st;
   if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(fp);
+    ds_csvread_close_input(fp);
     return r->st = ds_err_set(r->err, DS_EINPUT, "%s %s: is a directory; expected a CSV "
                               "file", flag, path);
   }
@@ -196,7 +210,7 @@ ds_status ds_csvread_file(struct ds_csvread *r, const char *flag) {
   else if (r->st == DS_OK && r->n_rows == 0)
     r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: %s", path, r->line,
                        r->header_done ? "no data rows after the header row" : "no header row");
-  fclose(fp);
+  ds_csvread_close_input(fp);
   return r->st;
 }
 

@@ -92,7 +92,19 @@ struct ds_csvread_lines {
 };
 ds_status ds_csvread_lines(FILE *fp, const struct ds_csvread_lines *l);
 
-/* Reads r->path (flag names the option that gave it, for "FLAG PATH:
+/* "-" names standard input for the CSV tables one process reads once
+ * (ddpsim analyze's traces, --measured, --reference): files found by name
+ * or read again by path (YAML, GPU tables, ddpreal's schedule) refuse it
+ * (ds_cli_refuse_stdin). ds_csvread_input_name: "standard input" for "-",
+ * else path, the name messages give; ds_csvread_open_input: stdin for "-",
+ * else fopen(path, "r") (NULL and errno when it fails);
+ * ds_csvread_close_input closes it, leaving stdin open. */
+const char *ds_csvread_input_name(const char *path);
+FILE *ds_csvread_open_input(const char *path);
+void ds_csvread_close_input(FILE *fp);
+
+/* Reads r->path ("-": standard input, named so in messages; flag names
+ * the option that gave it, for "FLAG PATH:
  * cannot open", "FLAG PATH: is a directory; ...", "FLAG PATH: the file is
  * empty; ..."). A UTF-8 byte order mark before the first line is skipped;
  * a carriage return alone ends a line (ds_csvread_lines). Errors are

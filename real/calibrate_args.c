@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
 #include "base/outputs.h"
 #include "base/textout.h"
 #include "base/units.h"
@@ -25,7 +26,7 @@ static const char usage[] =
     "kernel launch) and all-reduce, fits the roofline's efficiency factors and\n"
     "alpha/bus_bw, and writes a calibration file for `ddpsim --calib`.\n"
     "  --schedule FILE      a schedule written by ddpsim --schedule (its fwd/bwd\n"
-    "                       ops' flops give the GEMM sizes)\n"
+    "                       ops' flops give the GEMM sizes; a file, not -)\n"
     "  --out FILE           the calibration file (written atomically)\n"
     "  --device cuda        the only device calibrate measures\n"
     "  -g, --nranks N       all-reduce ranks, one process each (default 1)\n"
@@ -86,6 +87,8 @@ static ds_status apply(struct ds_calibrate_args *a, const char *f, const char *v
                        struct ds_err *err) {
   const char *what = NULL;
   if (!strcmp(f, "--schedule")) {
+    DS_CHECK(ds_cli_refuse_stdin(err, "option --schedule", v, "ddpreal reads schedules "
+                                 "from their paths", "the file ddpsim --schedule wrote"));
     a->schedule = v;
   } else if (!strcmp(f, "--out")) {
     a->out = v;

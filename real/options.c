@@ -23,7 +23,8 @@ static const char usage[] =
     "Replays a schedule written by `ddpsim --schedule` on real devices and\n"
     "writes the measured timeline in the trace schema (source \"real\").\n"
     "\n"
-    "  --schedule FILE.csv    the schedule to execute (required)\n"
+    "  --schedule FILE.csv    the schedule to execute (required; a file, not -:\n"
+    "                         every rank reads it from its path)\n"
     "  --trace FILE.csv       where to write the measured trace (required)\n"
     "  --iters N              measured iterations (default 5)\n"
     "  --warmup N             iterations run first and not recorded (default 1)\n"
@@ -79,7 +80,11 @@ static int timeout_valid(const char *v, double *seconds) {
 
 static ds_status apply(struct ds_real_options *o, const char *flag,
                        const char *v, struct ds_err *err) {
-  if (strcmp(flag, "--schedule") == 0) o->schedule = v;
+  if (strcmp(flag, "--schedule") == 0) {
+    DS_CHECK(ds_cli_refuse_stdin(err, "option --schedule", v, "every rank reads the "
+                                 "schedule from its path", "the file ddpsim --schedule wrote"));
+    o->schedule = v;
+  }
   else if (strcmp(flag, "--trace") == 0) o->trace = v;
   else if (strcmp(flag, "--iters") == 0) DS_CHECK(parse_int(flag, v, 1, 100000, &o->iters, err));
   else if (strcmp(flag, "--warmup") == 0) DS_CHECK(parse_int(flag, v, 0, 100000, &o->warmup, err));

@@ -40,10 +40,12 @@ file or folder that exists; each missing one is reported as FILE:LINE and fails 
 with --update too).
 
 Names: likewise every backticked name of the project's own (`ds_...`, `ds__...`, `DS_...`)
-must occur in a source file of the repository (.c, .h, .inc, .cu, .py, .sh, .patch, a
-Makefile), so that a function, macro or struct renamed or removed is not left named in a
-doc; a name followed by `*` or `/`, or ending in `_`, is a prefix (`ds_units_parse_*`,
-`DS_LEGACY_STRIDED/TRANSPOSED_CYCLES`) that one name of the code must begin with.
+must occur in the code of the project's C sources (.c, .h, .inc, .cu outside tests/, and
+the lines a .patch adds; their comments left out), so that a function, macro or struct renamed or removed is not left
+named in a doc, nor named only where a comment still mentions it; the tests' code (tests/,
+comments left out) counts too where the doc's line says "test" (`ds_test_run`, the tests'
+helper). A name followed by `*` or `/`, or ending in `_`, is a prefix (`ds_units_parse_*`,
+`DS_LEGACY_STRIDED/TRANSPOSED_CYCLES`) that one name of that code must begin with.
 Backticks pair as markdown's code spans do, over a line break within a paragraph; fenced
 blocks (pasted outputs) are literal text and not read for paths or names.
 
@@ -213,32 +215,54 @@ def missing_paths(path):
     return out
 
 
+C_EXTS = (".c", ".h", ".inc", ".cu")
+# what C code holds besides code: comments, and the literals a comment marker
+# inside them must not start one in (a "/*" in a string is no comment)
+C_LEXEME = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def without_comments(text):
+    """C text with its comments blanked, its string and character literals kept."""
+    return C_LEXEME.sub(lambda m: " " if m.group(0)[0] == "/" else m.group(0), text)
+
+
 def code_names():
-    """Every word of the repository's source files (build outputs and docs aside)."""
-    names = set()
-    for top in PATH_TOPS + (".",):
-        base = os.path.join(ROOT, top)
-        for d, dirs, files in os.walk(base):
-            if top == ".":
-                dirs[:] = []  # the root's own files only; the folders are walked above
+    """(names, test_names): every word of the code of the project's C sources, comments
+    left out, outside tests/ and in tests/; a .patch's added lines are C code too (a
+    scratch build's, bench/scratch/)."""
+    names, test_names = set(), set()
+    for top in PATH_TOPS:
+        for d, dirs, files in os.walk(os.path.join(ROOT, top)):
             for f in files:
-                if f.endswith(SOURCE_EXTS) or f == "Makefile":
-                    with open(os.path.join(d, f), errors="replace") as fp:
-                        names.update(re.findall(r"\w+", fp.read()))
-    return names
+                if not f.endswith(C_EXTS + (".patch",)):
+                    continue
+                with open(os.path.join(d, f), errors="replace") as fp:
+                    text = fp.read()
+                if f.endswith(".patch"):
+                    text = "\n".join(l[1:] for l in text.split("\n")
+                                     if l.startswith("+") and not l.startswith("+++"))
+                words = re.findall(r"\w+", without_comments(text))
+                (test_names if top == "tests" else names).update(words)
+    return names, test_names
 
 
-def missing_names(path, names, prefixes):
-    """(line, name) of each backticked ds_/DS_ name of one doc that no source file has."""
+def missing_names(path, names, test_names):
+    """(line, name) of each backticked ds_/DS_ name of one doc that the code (the tests'
+    too where the line says "test") does not have."""
     out = []
+    with open(path) as fp:
+        lines = fp.read().split("\n")
     for n, tick in code_spans(path):
         for m in NAME_TOKEN.finditer(tick):
             name, tail = m.groups()
             at = n + tick.count("\n", 0, m.start())
+            # the line's own words, its names aside (`ds_test_run` says nothing of tests)
+            says_test = "test" in NAME_TOKEN.sub("", lines[at - 1]).lower()
+            have = names | test_names if says_test else names
             if tail or name.endswith("_"):
-                if not any(p.startswith(name) for p in prefixes):
+                if not any(p.startswith(name) for p in have if p.startswith(("ds_", "DS_"))):
                     out.append((at, name))
-            elif name not in names:
+            elif name not in have:
                 out.append((at, name))
     return out
 
@@ -341,15 +365,15 @@ def main(argv):
     if list_only:
         return 0
     paths_missing = names_missing = 0
-    names = code_names()
-    prefixes = [w for w in names if w.startswith(("ds_", "DS_"))]
+    names, test_names = code_names()
     for path in (given or sorted(set(files) | set(path_files()))):
         for n, tok in missing_paths(path):
             print("docs-check: %s:%d: `%s` names no file or folder of the repository"
                   % (os.path.relpath(path, ROOT), n, tok))
             paths_missing += 1
-        for n, name in missing_names(path, names, prefixes):
-            print("docs-check: %s:%d: `%s` is named in no source file of the repository"
+        for n, name in missing_names(path, names, test_names):
+            print("docs-check: %s:%d: `%s` is named in no code of the repository (comments "
+                  "aside; tests/ where the line says \"test\")"
                   % (os.path.relpath(path, ROOT), n, name))
             names_missing += 1
     for mk in skipped:

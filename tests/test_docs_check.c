@@ -7,7 +7,9 @@
  * a failing command is an error (exit 2) that --update does not paper over;
  * a backticked repository path that names nothing fails (exit 1, FILE:LINE),
  * --update too, while placeholders and globs that match pass; so does a
- * backticked ds_/DS_ name that no source file has; needs=PATH
+ * backticked ds_/DS_ name that no code has (a comment's mention does not
+ * count, nor the tests' code where the doc's line does not talk of tests);
+ * needs=PATH
  * checks its block where PATH exists and lists it as not checked where not.
  */
 #include <criterion/criterion.h>
@@ -183,13 +185,37 @@ Test(docs_check, a_backticked_name_the_code_does_not_have_fails) {
                            "```\n`ds_no_such_" "fenced_name`\n```\n");
   struct ds_test_result r = check("", path);
   cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
-  cr_assert(strstr(r.out, ":5: `ds_no_such_" "function` is named in no source file"), "%s", r.out);
-  cr_assert(strstr(r.out, ":5: `DS_NO_SUCH_" "MACRO_` is named in no source file"), "%s", r.out);
-  cr_assert(strstr(r.out, ":7: `ds_no_such_" "span_name` is named in no source file"), "%s", r.out);
+  cr_assert(strstr(r.out, ":5: `ds_no_such_" "function` is named in no code of the repository"), "%s", r.out);
+  cr_assert(strstr(r.out, ":5: `DS_NO_SUCH_" "MACRO_` is named in no code of the repository"), "%s", r.out);
+  cr_assert(strstr(r.out, ":7: `ds_no_such_" "span_name` is named in no code of the repository"), "%s", r.out);
   cr_assert(strstr(r.out, "0 backticked paths missing, 3 backticked names missing"), "%s", r.out);
   ds_test_release(&r);
   r = check("--update", path);
   cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  ds_test_release(&r);
+  unlink(path);
+}
+
+/* A name counts where code has it, not a comment: ds_docs_check_comment_only
+ * is in this comment alone (the doc below splits it), so a doc naming it
+ * fails, as it would once the code it named were gone and a comment still
+ * said it. The tests' code counts where the doc's line talks of tests:
+ * ds_test_run (tests/support.c) on such a line passes, on another fails;
+ * the name's own "test" does not count. */
+Test(docs_check, a_name_only_a_comment_or_the_tests_have_fails) {
+  char path[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  ds_test_write_temp(path, "# scratch\n"
+                           "only a comment has `ds_docs_check_" "comment_only`, said in tests too\n"
+                           "the tests' helper `ds_test_run`\n"
+                           "a helper: `ds_test_run`\n"
+                           "in the code: `ds_topo_load`\n");
+  struct ds_test_result r = check("", path);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, ":2: `ds_docs_check_" "comment_only` is named in no code"), "%s",
+            r.out);
+  cr_assert_null(strstr(r.out, ":3: "), "%s", r.out);
+  cr_assert(strstr(r.out, ":4: `ds_test_run` is named in no code"), "%s", r.out);
+  cr_assert(strstr(r.out, "0 backticked paths missing, 2 backticked names missing"), "%s", r.out);
   ds_test_release(&r);
   unlink(path);
 }

@@ -595,3 +595,43 @@ Test(ring_rails, a_faster_rail_never_slows_unequal_rails) {
   }
   ds_topo_free(h.topo);
 }
+
+/* ds_ring_busbw_bound is a bound on what runs: each hop carries 2(N-1)/N
+ * of the buffer, so no ring beats a link's bandwidth over the hops crossing
+ * it. The plain ring per flow at 1 GiB on every shipped topology small
+ * enough to run here and both docs/examples boxes stays under it, within 2%
+ * (one chunk a step: the pipeline's fill and the latencies; dgx-h100's
+ * 444.9 of 450 is the farthest). On the host-staged 4090 box the
+ * slowest hop's own 32 GB/s was the bound: 11.2 (4 hops x host memory's
+ * 44.8 / 4), which the ring reaches. */
+Test(ring_rails, the_busbw_bound_holds_what_runs_and_is_tight) {
+  static const struct { const char *path; int32_t n, n_rails; double bound; } cases[] = {
+      {"topologies/4gpu.yaml", 4, 0, 100e9},
+      {"topologies/dgx-a100.yaml", 8, 0, 300e9},
+      {"topologies/dgx-h100.yaml", 8, 0, 450e9},
+      {"topologies/dgx1-v100.yaml", 8, 1, 50e9},
+      {"topologies/pcie-8gpu.yaml", 8, 0, 32e9},
+      {"topologies/2node-ib.yaml", 16, 8, 400e9},
+      {"docs/examples/4x-rtx4090-nop2p.yaml", 4, 0, 11.2e9},
+      {"docs/examples/8x-l40s-2socket.yaml", 8, 0, 22e9},
+  };
+  const double bytes = 1024.0 * (1 << 20);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    struct harness h = {0};
+    struct ds_err err = {0};
+    /* the examples have no GPU table beside them: the shipped one's */
+    cr_assert_eq(ds_topo_load(cases[c].path, "topologies/gpus.yaml", &h.topo, &err), DS_OK,
+                 "%s", err.msg);
+    open_rails(&h, NULL, cases[c].n, cases[c].n_rails);
+    const struct ds_ring *r = &h.ring;
+    double bound = ds_ring_busbw_bound(r);
+    cr_assert_float_eq(bound, cases[c].bound, 1, "%s: %g", cases[c].path, bound);
+    int32_t n = cases[c].n;
+    int64_t t = run_kind(&h, DS_COLL_ALLREDUCE, n, bytes, DS_COLL_FLOW, NULL);
+    double busbw = 2.0 * (n - 1) / n * bytes / (t * 1e-9);
+    cr_assert(busbw <= bound * (1 + 1e-9), "%s: busbw %g above the bound %g", cases[c].path,
+              busbw, bound);
+    cr_assert(busbw >= 0.98 * bound, "%s: busbw %g, bound %g", cases[c].path, busbw, bound);
+    unload(&h);
+  }
+}

@@ -117,6 +117,29 @@ Test(topocmd, rails_over_every_nic_and_ring_order) {
   free(o.text);
 }
 
+/* The bound divides a link that several hops of the ring cross: on the
+ * host-staged 4090 box (p2p: false) each of the 4 hops stages its copy
+ * through host memory, cpu0 -> cpu1 at host_mem_bw / 2 = 44.8 GB/s, so
+ * 44.8 / 4 = 11.2 GB/s, not the slowest hop's own 32 (the simulated ring:
+ * 11.20 GB/s at 1 GiB). The L40S box's UPI is crossed once each way (hops
+ * 3 -> 4 and 7 -> 0): its 22 GB/s stands, and no link is named. */
+Test(topocmd, hops_sharing_a_link_divide_it_in_the_bound) {
+  struct ds_test_output o = run("docs/examples/4x-rtx4090-nop2p.yaml");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "bottleneck hop 0 -> 1 at 32.0 GB/s"), "%s", o.text);
+  cr_assert(strstr(o.text, "plain ring all-reduce: busbw at most 11.2 GB/s (4 hops cross "
+                           "cpu0 -> cpu1, 44.8 GB/s)\n"), "%s", o.text);
+  free(o.text);
+  o = run("docs/examples/4x-rtx4090-nop2p.yaml --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert_float_eq(ds_test_json_number(o.text, "ring.busbw_bound_gbps"), 11.2, 1e-9, "%s", o.text);
+  free(o.text);
+  o = run("docs/examples/8x-l40s-2socket.yaml");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "plain ring all-reduce: busbw at most 22.0 GB/s\n"), "%s", o.text);
+  free(o.text);
+}
+
 Test(topocmd, unknown_architecture_has_no_nccl_model) {
   struct ds_test_output o = run("tests/data/ring8.yaml --world-size 4");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);

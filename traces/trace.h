@@ -74,7 +74,9 @@ ds_status ds_schedule_write_csv(const char *path, const struct ds_schedule *s,
                                 const struct ds_csv_meta *meta,
                                 struct ds_err *err);
 /* Reads a schedule written by ds_schedule_write_csv (or by hand) and
- * validates it (ds_schedule_validate). *out is owned by the caller. */
+ * validates it (ds_schedule_validate). *out is owned by the caller. Path
+ * "-" reads standard input, "standard input" in messages (base/csvread.h),
+ * here and in ds_trace_read_csv. */
 ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
                                struct ds_err *err);
 /* The same, and *op_line (owned by the caller, n_ops entries) the file line

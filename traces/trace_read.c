@@ -351,8 +351,8 @@ static int comment_ok(void *ctx, const char *line, size_t len) {
  * (ds_csvread_lines: every row knows the line it began on); `#` lines
  * before the header row are provenance and skipped, after it only the end
  * line is taken, and a file without one was cut short. */
-static ds_status read_file(struct reader *r) {
-  FILE *fp = fopen(r->path, "r");
+static ds_status read_file(struct reader *r, const char *open_path) {
+  FILE *fp = ds_csvread_open_input(open_path);
   if (!fp)
     return ds_err_set(r->err, DS_EIO, "%s: cannot open: %s", r->path,
                       strerror(errno));
@@ -393,7 +393,7 @@ static ds_status read_file(struct reader *r) {
              " (the file ends there, without its end line \"# end: N rows\": was it "
              "cut short?)");
   }
-  fclose(fp);
+  ds_csvread_close_input(fp);
   free(r->text);
   free(r->deps);
   return r->st;
@@ -406,11 +406,13 @@ ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
 
 ds_status ds_schedule_read_csv_lines(const char *path, struct ds_schedule **out,
                                      size_t **op_line, struct ds_err *err) {
+  const char *open_path = path; /* "-": standard input, named so below */
+  path = ds_csvread_input_name(path);
   struct reader r = {.path = path, .err = err, .n_cols = N_SCHED_COLS,
                      .max_rank = -1, .max_bucket = -1};
   ds_status st = ds_schedule_new(1, &r.s);
   if (st != DS_OK) return ds_err_set(err, st, "%s: out of memory", path);
-  st = read_file(&r);
+  st = read_file(&r, open_path);
   if (st == DS_OK) st = check_ranks_and_buckets(&r);
   if (st == DS_OK) {
     /* The file has no world-size line: the ranks that have ops are it. */
@@ -446,6 +448,8 @@ ds_status ds_schedule_read_csv_lines(const char *path, struct ds_schedule **out,
 
 ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
                             struct ds_err *err) {
+  const char *open_path = path; /* "-": standard input, named so below */
+  path = ds_csvread_input_name(path);
   struct reader r = {.path = path, .err = err, .n_cols = N_TRACE_COLS,
                      .is_trace = 1, .max_rank = -1, .max_bucket = -1};
   r.t = calloc(1, sizeof *r.t);
@@ -458,7 +462,7 @@ ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
    * as a schedule; every field was checked as it was read, and the keys
    * and dependencies as a whole below (trace_keys.h). */
   r.t->owned = r.s;
-  st = read_file(&r);
+  st = read_file(&r, open_path);
   if (st == DS_OK) st = check_ranks_and_buckets(&r);
   if (st == DS_OK) {
     struct ds_err kerr = {0};

@@ -29,6 +29,7 @@ static const char usage[] =
     "\n"
     "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
     "  --model FILE|NAME      model YAML (default resnet50)\n"
+    "                         (--topo, --model, --calib: files; - is refused)\n"
     "  --strategy LIST        training strategies, one row each: single, dp, ddp, ps, or a\n"
     "                         list like dp,ddp (default ddp); every row also gets its\n"
     "                         speedup over single at the same per-GPU batch\n"
@@ -224,6 +225,7 @@ static const char usage_ps[] =
     "                         iter_ms (and exposed_comm_ms) per value of its column\n"
     "                         (bucket_mb, world_size, ...); the report adds the\n"
     "                         prediction's error there and whether the optima match\n"
+    "                         (-: read from standard input)\n"
     "  --help, --version\n"
     "\n"
     "Other commands (each with its own --help):\n"
@@ -682,8 +684,17 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   if (v && v[0] == '\0')
     return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string",
                       flag);
-  if (strcmp(flag, "--topo") == 0) o->topo = v;
-  else if (strcmp(flag, "--model") == 0) o->model = v;
+  /* YAML inputs are files, found by path or name: "-" refused
+   * (base/csvread.h: the CSV tables read standard input) */
+  if (strcmp(flag, "--topo") == 0) {
+    DS_CHECK(ds_cli_refuse_stdin(err, "option --topo", v, "a topology's GPU table is looked for beside its file",
+                                 "a file's path or a shipped name"));
+    o->topo = v;
+  } else if (strcmp(flag, "--model") == 0) {
+    DS_CHECK(ds_cli_refuse_stdin(err, "option --model", v, "a model is a YAML file found by "
+                                 "path or name", "a file's path or a shipped name"));
+    o->model = v;
+  }
   else if (strcmp(flag, "--strategy") == 0)
     DS_CHECK(parse_strategies(flag, v, o, err));
   else if (strcmp(flag, "--bucket-mb") == 0) {
@@ -749,7 +760,12 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     static const char *const names[] = {"none", "measured"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
     o->nccl_extra = c;
-  } else if (strcmp(flag, "--calib") == 0) DS_CHECK(add_calib(o, v, err));
+  } else if (strcmp(flag, "--calib") == 0) {
+    DS_CHECK(add_calib(o, v, err));
+    for (int32_t i = 0; i < o->n_calib_files; i++)
+      DS_CHECK(ds_cli_refuse_stdin(err, "option --calib", o->calib_files[i], "a calibration "
+                                   "is a YAML file", "the file ddpreal calibrate --out wrote"));
+  }
   else if (strcmp(flag, "--host-scale") == 0) {
     if (ds_units_parse_number(v, &o->host_scale) != DS_OK || !isfinite(o->host_scale) ||
         o->host_scale < 1 / DS_MAX_HOST_SCALE || o->host_scale > DS_MAX_HOST_SCALE)

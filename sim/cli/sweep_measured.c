@@ -272,7 +272,8 @@ void ds_measured_print(FILE *out, const struct ds_options *o, const struct ds_sw
     lo = fmin(lo, pred[i].x);
     hi = fmax(hi, pred[i].x);
   }
-  fprintf(out, "\nmeasured: %s, %d point%s (error = predicted - measured)\n", o->measured,
+  fprintf(out, "\nmeasured: %s, %d point%s (error = predicted - measured)\n",
+          ds_csvread_input_name(o->measured),
           m->n, m->n == 1 ? "" : "s");
   fprintf(out, "  %16s  %12s  %12s  %10s  %8s", col, "measured ms", "predicted ms",
           "error ms", "error %");

@@ -79,7 +79,11 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     const char *f, *v;
     DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
     if (ds_cli_is_help(f)) o->help = 1;
-    else if (strcmp(f, "--model") == 0) o->model = v;
+    else if (strcmp(f, "--model") == 0) {
+      DS_CHECK(ds_cli_refuse_stdin(err, "option --model", v, "a model is a YAML file found by "
+                                   "path or name", "a file's path or a shipped name"));
+      o->model = v;
+    }
     else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, v, &o->bucket_mb, err));
     else if (strcmp(f, "--first-bucket-mb") == 0)
       DS_CHECK(parse_mib(f, v, &o->first_bucket_mb, err));

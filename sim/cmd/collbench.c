@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/atomic_file.h"
+#include "base/csvread.h"
 #include "base/gnuplot.h"
 #include "base/nccltests.h"
 #include "base/textout.h"
@@ -538,11 +539,11 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
             n_rows ? busbw_sum / n_rows : 0.0, n_rows, n_rows == 1 ? "" : "s");
     if (ref && ref_dropped)
       fprintf(out, "# reference: %zu point%s of %s drawn on %s (%zu at other rank counts "
-              "left out)\n", ref->n, ref->n == 1 ? "" : "s", o->reference, o->plot,
-              ref_dropped);
+              "left out)\n", ref->n, ref->n == 1 ? "" : "s",
+              ds_csvread_input_name(o->reference), o->plot, ref_dropped);
     else if (ref)
       fprintf(out, "# reference: %zu point%s of %s drawn on %s\n", ref->n,
-              ref->n == 1 ? "" : "s", o->reference, o->plot);
+              ref->n == 1 ? "" : "s", ds_csvread_input_name(o->reference), o->plot);
   }
   if (st == DS_OK && o->plot) {
     /* fits: --op is a known name (ds_coll_desc_find), the topology's name

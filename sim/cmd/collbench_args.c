@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
 #include "base/gnuplot.h"
 #include "base/nccltests.h"
 #include "base/outputs.h"
@@ -23,7 +24,8 @@ static const char usage[] =
     "allreduce 2(N-1)/N; allgather, reducescatter, gather, scatter, alltoall\n"
     "(N-1)/N; broadcast, reduce, sendrecv 1 (docs/collectives.md).\n"
     "\n"
-    "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
+    "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/; - is\n"
+    "                         refused: its GPU table is looked for beside it)\n"
     "  --op OP                allreduce (default), broadcast, reduce, allgather,\n"
     "                         reducescatter, gather, scatter, alltoall, sendrecv.\n"
     "                         -b/-e sizes are the buffer as nccl-tests counts it\n"
@@ -101,7 +103,8 @@ static const char usage_rest[] =
     "                         whose n_ranks column is not the run's left out; a\n"
     "                         table whose op column names another op than --op\n"
     "                         refused; one without an op column (nccl-tests') is\n"
-    "                         not checked: give it the --op it was measured for\n"
+    "                         not checked: give it the --op it was measured for;\n"
+    "                         -: read from standard input\n"
     "  --help\n";
 
 /* Rows of one table: nccl-tests' own sweeps have a few dozen. */
@@ -159,7 +162,11 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       return i + 1 < argc ? ds_cli_unknown_option(err, options, v, w.program)
                           : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", v);
     if (ds_cli_is_help(f)) o->help = 1;
-    else if (strcmp(f, "--topo") == 0) o->topo = v;
+    else if (strcmp(f, "--topo") == 0) {
+      DS_CHECK(ds_cli_refuse_stdin(err, "option --topo", v, "a topology's GPU table is looked for beside its file",
+                                   "a file's path or a shipped name"));
+      o->topo = v;
+    }
     else if (strcmp(f, "--op") == 0) o->op = v;
     else if (strcmp(f, "--root") == 0) {
       DS_CHECK(parse_int(f, v, 0, (1 << 20) - 1, &o->root, err));

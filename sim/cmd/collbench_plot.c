@@ -160,8 +160,8 @@ ds_status ds_busbw_keep_ranks(struct ds_busbw_set *s, const char *path, int32_t 
 ds_status ds_busbw_reference_load(const char *path, const char *op, struct ds_busbw_set *out,
                                   struct ds_err *err) {
   memset(out, 0, sizeof *out);
-  const char *base = strrchr(path, '/');
-  snprintf(out->groups[0], DS_BUSBW_GROUP_MAX, "reference: %s", base ? base + 1 : path);
+  const char *name = ds_csvread_input_name(path), *base = strrchr(name, '/');
+  snprintf(out->groups[0], DS_BUSBW_GROUP_MAX, "reference: %s", base ? base + 1 : name);
   out->n_groups = 1;
   struct reader r = {.out = out, .op = op};
   struct ds_csvread t = {.path = path, .err = err, .max_cols = 64, .on_header = on_header,

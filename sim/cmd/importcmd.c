@@ -27,6 +27,8 @@ static const char usage[] =
     "matrix (with `nvidia-smi -L`'s lines in the same file, or --gpu, to name the\n"
     "GPU); the format is detected. Comments say where every value came from and\n"
     "what was assumed. One FILE per node, or one FILE and --nodes N for N alike.\n"
+    "FILE is a saved file, not - (standard input): the topology's name and GPU\n"
+    "table come from the first one's path (nvidia-smi topo -m > m.txt).\n"
     "  --nic COUNTxBW    NICs per node and their speed (8x400Gbps; or BW alone),\n"
     "                    over what the files say; BW needs its unit (Gbps, GBps);\n"
     "                    two nodes or more (one node's topology has no NICs)\n"
@@ -34,7 +36,7 @@ static const char usage[] =
     "                    table, or nvidia-smi's (\"RTX 4090\" too: without its vendor\n"
     "                    words where they end one GPU's name alone)\n"
     "  --gpus TABLE      a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
-    "                    beside the first FILE, if any)\n"
+    "                    beside the first FILE, if any; a file, not -)\n"
     "  --name NAME       the topology's name (default: the first FILE's base name)\n"
     "  -o, --output OUT  write OUT (atomically; never one of the inputs) instead of\n"
     "                    standard output\n"
@@ -85,13 +87,16 @@ const struct ds_cli_option *ds_importcmd_options(void) { return options; }
 static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
   struct import_args *a = ctx;
   struct ds_cli_walk w = {.program = "ddpsim topo import", .options = options,
-                          .positionals = DS_CLI_POSITIONALS_PLAIN};
+                          .positionals = DS_CLI_POSITIONALS_PLAIN_OR_DASH};
   for (int i = 1; i < argc; i++) {
     const char *f, *v;
     DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
     if (!f) {
       if (a->n_files == IMPORT_FILES_MAX)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: at most %d files", IMPORT_FILES_MAX);
+      DS_CHECK(ds_cli_refuse_stdin(err, "argument FILE", v, "import names the topology and "
+                                   "finds a GPU table from the first file's path",
+                                   "the saved file, e.g. nvidia-smi topo -m > m.txt"));
       a->files[a->n_files++] = v;
     } else if (ds_cli_is_help(f)) {
       a->help = 1;
@@ -107,6 +112,8 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     } else if (strcmp(f, "--gpu") == 0) {
       a->gpu = v;
     } else if (strcmp(f, "--gpus") == 0) {
+      DS_CHECK(ds_cli_refuse_stdin(err, "option --gpus", v, "a GPU table is a YAML file",
+                                   "a gpus.yaml's path"));
       a->gpus = v;
     } else if (strcmp(f, "--name") == 0) {
       a->o.name = v;

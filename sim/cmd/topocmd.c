@@ -46,7 +46,8 @@ static const char usage[] =
     "(GPU: an index, 3 or gpu3 as printed; default: GPU 0 to the last; one\n"
     "GPU to itself says so), and the ring of\n"
     "the first N GPUs (default: all) with its bottleneck. Unreachable GPUs are\n"
-    "an error that names them.\n"
+    "an error that names them. TOPOLOGY is a file's path or a shipped name, not\n"
+    "- (standard input): its GPU table is looked for beside it.\n"
     "\n"
     "--format json prints the same facts as one JSON object, numbers whole\n"
     "(the text rounds them), every rail and channel listed\n"
@@ -82,7 +83,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   struct topocmd_options *o = ctx;
   *o = (struct topocmd_options){.from = -1, .to = -1};
   struct ds_cli_walk w = {.program = "ddpsim topo", .options = options,
-                          .positionals = DS_CLI_POSITIONALS_PLAIN};
+                          .positionals = DS_CLI_POSITIONALS_PLAIN_OR_DASH};
   for (int i = 1; i < argc; i++) {
     const char *f, *v;
     DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
@@ -90,6 +91,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       if (o->topo)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo: one topology, got \"%s\" and \"%s\"",
                           o->topo, v);
+      DS_CHECK(ds_cli_refuse_stdin(err, "argument TOPOLOGY", v, "a topology's GPU table is looked for beside its file", "a file's path or a shipped name"));
       o->topo = v;
     } else if (ds_cli_is_help(f)) {
       o->help = 1;
@@ -376,6 +378,31 @@ static void print_channels(FILE *out, const struct ds_ring *r) {
   }
 }
 
+/* The bound's reason where hops of the ring q that runs share the link
+ * that sets it (coll.h ds_ring_busbw_bound: below the slowest hop's own
+ * bandwidth): " (4 hops cross cpu0 -> cpu1, 44.8 GB/s)"; reordered: q is
+ * the one rail that runs in rank order's place. */
+static void print_shared_link(FILE *out, const struct ds_topo *t, const struct ds_ring *q,
+                              int reordered) {
+  int32_t at = -1;
+  for (int32_t a = 0; a < q->n_agg; a++) {
+    double share = t->links[q->agg_links[a]].bw_bytes_per_s / q->agg_mult[a];
+    if (q->agg_mult[a] > 1 && share < q->min_bw &&
+        (at < 0 || share < t->links[q->agg_links[at]].bw_bytes_per_s / q->agg_mult[at]))
+      at = a;
+  }
+  if (at < 0) {
+    if (reordered) fputs(" (reordered)", out);
+    return;
+  }
+  const struct ds_link *l = &t->links[q->agg_links[at]];
+  char a[128], b[128];
+  ds__topocmd_vertex_label(t, l->src, 1, a, sizeof a);
+  ds__topocmd_vertex_label(t, l->dst, 1, b, sizeof b);
+  fprintf(out, " (%s%u hops cross %s -> %s, %.1f GB/s)", reordered ? "reordered; " : "",
+          q->agg_mult[at], a, b, l->bw_bytes_per_s / 1e9);
+}
+
 static void print_ring(FILE *out, struct ds_topo *t, const struct ds_ring *r) {
   int32_t slow = 0;
   for (int32_t i = 1; i < r->n; i++)
@@ -385,9 +412,11 @@ static void print_ring(FILE *out, struct ds_topo *t, const struct ds_ring *r) {
   fprintf(out, "             hop latency up to %.2f us; 2(N-1) steps cross %.2f us in all\n",
           r->max_lat_ns / 1e3, r->path_lat_ns / 1e3);
   print_rails(out, t, r);
-  fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s%s\n",
-          ds_ring_busbw(r) / 1e9,
-          r->n_rails > 1 ? " (the rails together)" : r->n_rails == 1 ? " (reordered)" : "");
+  fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s",
+          ds_ring_busbw_bound(r) / 1e9);
+  if (r->n_rails > 1) fputs(" (the rails together)", out);
+  else print_shared_link(out, t, r->n_rails == 1 ? &r->rails[0] : r, r->n_rails == 1);
+  fputc('\n', out);
   print_channels(out, r);
   struct ds_nccl_model m;
   struct ds_err why = {0};

@@ -179,7 +179,7 @@ static void write_ring(FILE *out, const struct ds_ring *r) {
   num(out, "bottleneck_gbps", r->min_bw / 1e9);
   next_num(out, "max_hop_lat_us", r->max_lat_ns / 1e3);
   next_num(out, "steps_lat_us", r->path_lat_ns / 1e3);
-  next_num(out, "busbw_bound_gbps", ds_ring_busbw(r) / 1e9);
+  next_num(out, "busbw_bound_gbps", ds_ring_busbw_bound(r) / 1e9);
   fputs(", \"rails\": [", out);
   for (int32_t k = 0; k < r->n_rails; k++) {
     const struct ds_ring *q = &r->rails[k];

@@ -191,8 +191,18 @@ ds_status ds_ring_build_rails(struct ds_topo *topo, const int32_t *gpus, int32_t
 /* The ring NCCL's protocols run over these members: ring->chan when the
  * channel search made one, else ring itself. */
 const struct ds_ring *ds_ring_nccl(const struct ds_ring *ring);
-/* The ring bus bandwidth bound: rails_busbw with rails, else min_bw. */
+/* The bus bandwidth the closed forms pace by (ds_ring_allreduce_ns with
+ * rails, ds_ring_allreduce_proto_ns): rails_busbw with rails, else min_bw. */
 double ds_ring_busbw(const struct ds_ring *ring);
+/* The bound `ddpsim topo` prints on the plain ring all-reduce's busbw:
+ * every hop carries 2(N-1)/N of the buffer, so a link that k of the ring's
+ * hops cross (a hop crossing it twice counts twice) carries k times that
+ * and caps busbw at bw / k; with K rails, each S/K, at K bw / k over the
+ * hops of all the rails (rails_busbw). The least over the links crossed:
+ * true whatever the network's sharing model or chunking, and below min_bw
+ * where hops share a link (host-staged copies all crossing host memory).
+ * One rail (a reordered ring): its own hops'. */
+double ds_ring_busbw_bound(const struct ds_ring *ring);
 /* The latency on the critical path: the largest path_lat_ns of the rails,
  * else path_lat_ns. */
 double ds_ring_path_lat_ns(const struct ds_ring *ring);

@@ -356,6 +356,16 @@ double ds_ring_busbw(const struct ds_ring *r) {
   return r->n_rails > 0 ? r->rails_busbw : r->min_bw;
 }
 
+double ds_ring_busbw_bound(const struct ds_ring *r) {
+  if (r->n_rails > 1) return r->rails_busbw;
+  const struct ds_ring *q = r->n_rails == 1 ? &r->rails[0] : r;
+  if (q->n < 2 || !q->hop_share_bw) return q->min_bw;
+  double bound = q->hop_share_bw[0]; /* min over its links of bw / hops crossing it */
+  for (int32_t i = 1; i < q->n; i++)
+    if (q->hop_share_bw[i] < bound) bound = q->hop_share_bw[i];
+  return bound;
+}
+
 double ds_ring_path_lat_ns(const struct ds_ring *r) {
   if (r->n_rails == 0) return r->path_lat_ns;
   double lat = 0;

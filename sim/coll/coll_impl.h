@@ -53,6 +53,22 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
                             const struct ds_coll_proto *proto, uint64_t tag_base,
                             ds_coll_done_fn on_done, void *owner,
                             struct ds_coll **out);
+/* ds__coll_ring_new taking the aggregated ring's step time from `like` (may
+ * be NULL), a collective of ds__coll_ring_new over a ring that
+ * ds__ring_steps_alike says alike, built with the same model, steps, bytes
+ * and no protocol, where it is one; else computed: the rails of a
+ * composite, often all alike, compute it once (bench/README.md, 2026-11-29
+ * "the rails' step time"). */
+ds_status ds__coll_ring_new_like(const struct ds_ring *ring, struct ds_net *net,
+                                 enum ds_coll_model model, int32_t chunks,
+                                 int32_t steps, double bytes,
+                                 const struct ds_coll_proto *proto, uint64_t tag_base,
+                                 ds_coll_done_fn on_done, void *owner,
+                                 const struct ds_coll *like, struct ds_coll **out);
+/* Whether rings a and b take the same step times (coll_ring.c's
+ * ring_steps: the same hops' bandwidths, paces and latencies, bit for
+ * bit): a rail alike the one before need not compute its own. */
+int ds__ring_steps_alike(const struct ds_ring *a, const struct ds_ring *b);
 
 /* Whether every hop of r crosses links of its own (no link in two hops, none
  * twice), alike hop for hop: as many, of equal bandwidth and multiplicity

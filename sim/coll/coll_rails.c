@@ -163,14 +163,16 @@ struct ring_rail_args {
   double bytes; /* a rail's */
   const struct ds_coll_proto *proto;
   const struct ds_topo *fold_topo; /* the one ring runs alone: it may fold too */
+  const struct ds_coll *last;      /* the rail built before, NULL at first */
 };
 
 static ds_status ring_rail_new(void *arg, int32_t k, uint64_t tag_base, ds_coll_done_fn on_done,
                                void *owner, struct ds_coll **out) {
-  const struct ring_rail_args *a = arg;
-  DS_CHECK(ds__coll_ring_new(a->folded ? a->folded : &a->ring->rails[k], a->net, a->model,
-                             a->chunks, a->steps, a->bytes, a->proto, tag_base, on_done, owner,
-                             out));
+  struct ring_rail_args *a = arg;
+  DS_CHECK(ds__coll_ring_new_like(a->folded ? a->folded : &a->ring->rails[k], a->net, a->model,
+                                  a->chunks, a->steps, a->bytes, a->proto, tag_base, on_done,
+                                  owner, a->last, out));
+  a->last = *out;
   if (a->fold_topo) (void)ds__coll_ring_fold_symmetric(*out, a->fold_topo);
   return DS_OK;
 }

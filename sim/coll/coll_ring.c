@@ -104,12 +104,13 @@ static int cmp_double(const void *a, const void *b) {
  * hops); at least steps * p[i] + l[i] for every hop i. No score rises
  * when a d, l or p falls, so a faster link never makes it longer. Out of
  * memory: the chain of `steps` latencies plus steps * p_slow, the upper
- * bound the aggregate charged before. */
+ * bound the aggregate charged before. m_vals[0..n_m) are the distinct
+ * values of p (the caller's, see ring_steps); the answer is the largest
+ * score over them, so their order does not matter. */
 static double steps_time(const double *d, const double *l, const double *p, int32_t n,
-                         int32_t steps) {
+                         int32_t steps, const double *m_vals, int32_t n_m) {
   if (n < 2 || steps < 1) return 0;
   int32_t u = n + steps - 1; /* hops unrolled: runs [s, e), s < n, e <= u */
-  double *vals = malloc((size_t)n * sizeof *vals);
   double *pre = malloc(((size_t)u + 1) * sizeof *pre);
   int32_t *dq = malloc(((size_t)u + 1) * sizeof *dq);
   double best = 0, p_max = 0;
@@ -120,21 +121,18 @@ static double steps_time(const double *d, const double *l, const double *p, int3
      * below that); where p = d the run {i} scores this already */
     if (steps * p[i] + l[i] > best) best = steps * p[i] + l[i];
   }
-  if (!vals || !pre || !dq) {
-    free(vals);
+  if (!pre || !dq) {
     free(pre);
     free(dq);
     return window_lat(l, n, steps) + steps * p_max;
   }
-  memcpy(vals, p, (size_t)n * sizeof *vals);
-  qsort(vals, (size_t)n, sizeof *vals, cmp_double);
-  for (int32_t v = 0; v < n; v++) {
-    double m = vals[v];
-    if (v > 0 && m == vals[v - 1]) continue;
+  for (int32_t v = 0; v < n_m; v++) {
+    double m = m_vals[v];
     int32_t last_wall = -1, last_mark = -1, head = 0, tail = 0, next_s = 0;
     pre[0] = 0;
-    for (int32_t e = 1; e <= u; e++) {
-      int32_t x = e - 1, h = x % n;
+    /* h = (e - 1) % n, kept by wrapping rather than a division a hop */
+    for (int32_t e = 1, h = 0; e <= u; e++, h = h + 1 < n ? h + 1 : 0) {
+      int32_t x = e - 1;
       if (p[h] > m) last_wall = x;
       if (p[h] == m) last_mark = x;
       pre[e] = pre[x] + d[h] + l[h] - m;
@@ -151,33 +149,87 @@ static double steps_time(const double *d, const double *l, const double *p, int3
       }
     }
   }
-  free(vals);
   free(pre);
   free(dq);
   return best;
+}
+
+/* Kinds of hop a ring_steps call tells apart at most: hops of one kind have
+ * the same bandwidth and pace bandwidth (NVLink and network hops on the
+ * shipped topologies: one or two); more, and each hop is its own. */
+#define HOP_KINDS_MAX 8
+
+static int same_double(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
 }
 
 /* steps_time on ring r with step_bytes a step, each hop moving at its
  * hop_share_bw; rails_paced: a send waiting on a hop takes the step at its
  * hop_rails_bw where r is a rail (the aggregated rails' pace), else at
  * hop_share_bw (the ring alone). *pace_ns (may be NULL) gets steps *
- * p_slow, the part the slowest pace charges. */
+ * p_slow, the part the slowest pace charges.
+ *
+ * Hops of the same (bandwidth, pace bandwidth), bit for bit, get the same d
+ * and p from the same division, so each kind's are computed once and its
+ * hops copy them, and the distinct paces steps_time scans are the kinds'
+ * (equal paces of two kinds scanned once): a rail of 512 hops has two kinds,
+ * where sorting its 512 paces for their distinct values cost more than the
+ * scans (bench/README.md, 2026-11-29 "the rails' step time"). */
 static double ring_steps(const struct ds_ring *r, int32_t steps, double step_bytes,
                          int rails_paced, double *pace_ns) {
   if (pace_ns) *pace_ns = 0;
   if (r->n < 2 || steps < 1) return 0;
-  double *d = malloc(2 * (size_t)r->n * sizeof *d), p_max = 0;
+  double *d = malloc(3 * (size_t)r->n * sizeof *d), p_max = 0;
   const double *bw = r->hop_share_bw ? r->hop_share_bw : r->hop_bw;
   const double *pace_bw = rails_paced && r->hop_rails_bw ? r->hop_rails_bw : bw;
   if (!d) return r->path_lat_ns + steps * step_bytes / r->min_bw * 1e9;
-  double *p = d + r->n;
-  for (int32_t i = 0; i < r->n; i++) {
-    d[i] = step_bytes / bw[i] * 1e9;
-    p[i] = step_bytes / pace_bw[i] * 1e9;
-    if (p[i] < d[i]) p[i] = d[i];
+  double *p = d + r->n, *m_vals = p + r->n;
+  double kind_bw[HOP_KINDS_MAX], kind_pace_bw[HOP_KINDS_MAX];
+  double kind_d[HOP_KINDS_MAX], kind_p[HOP_KINDS_MAX];
+  int32_t n_kinds = 0, kind = 0, n_m = 0;
+  for (int32_t i = 0; i < r->n && n_kinds <= HOP_KINDS_MAX; i++) {
+    if (n_kinds == 0 || !same_double(bw[i], kind_bw[kind]) ||
+        !same_double(pace_bw[i], kind_pace_bw[kind])) {
+      for (kind = 0; kind < n_kinds; kind++)
+        if (same_double(bw[i], kind_bw[kind]) && same_double(pace_bw[i], kind_pace_bw[kind]))
+          break;
+      if (kind == n_kinds) {
+        if (n_kinds == HOP_KINDS_MAX) {
+          n_kinds++; /* too many: every hop its own, below */
+          break;
+        }
+        kind_bw[kind] = bw[i];
+        kind_pace_bw[kind] = pace_bw[i];
+        kind_d[kind] = step_bytes / bw[i] * 1e9;
+        kind_p[kind] = step_bytes / pace_bw[i] * 1e9;
+        if (kind_p[kind] < kind_d[kind]) kind_p[kind] = kind_d[kind];
+        n_kinds++;
+      }
+    }
+    d[i] = kind_d[kind];
+    p[i] = kind_p[kind];
     if (p[i] > p_max) p_max = p[i];
   }
-  double t = steps_time(d, r->hop_lat_ns, p, r->n, steps);
+  if (n_kinds <= HOP_KINDS_MAX) {
+    for (int32_t k = 0; k < n_kinds; k++) {
+      int32_t v = 0;
+      while (v < n_m && !(m_vals[v] == kind_p[k])) v++;
+      if (v == n_m) m_vals[n_m++] = kind_p[k];
+    }
+  } else {
+    p_max = 0;
+    for (int32_t i = 0; i < r->n; i++) {
+      d[i] = step_bytes / bw[i] * 1e9;
+      p[i] = step_bytes / pace_bw[i] * 1e9;
+      if (p[i] < d[i]) p[i] = d[i];
+      if (p[i] > p_max) p_max = p[i];
+    }
+    memcpy(m_vals, p, (size_t)r->n * sizeof *m_vals);
+    qsort(m_vals, (size_t)r->n, sizeof *m_vals, cmp_double);
+    for (int32_t v = 0; v < r->n; v++)
+      if (v == 0 || !(m_vals[v] == m_vals[n_m - 1])) m_vals[n_m++] = m_vals[v];
+  }
+  double t = steps_time(d, r->hop_lat_ns, p, r->n, steps, m_vals, n_m);
   free(d);
   if (pace_ns) *pace_ns = steps * p_max;
   return t;
@@ -185,6 +237,21 @@ static double ring_steps(const struct ds_ring *r, int32_t steps, double step_byt
 
 double ds_ring_steps_ns(const struct ds_ring *r, int32_t steps, double step_bytes) {
   return ring_steps(r, steps, step_bytes, 0, NULL);
+}
+
+static int same_doubles(const double *a, const double *b, int32_t n) {
+  if (!a || !b) return a == b;
+  return memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
+int ds__ring_steps_alike(const struct ds_ring *a, const struct ds_ring *b) {
+  if (a == b) return 1;
+  return a->n == b->n && same_double(a->path_lat_ns, b->path_lat_ns) &&
+         same_double(a->min_bw, b->min_bw) &&
+         same_doubles(a->hop_share_bw ? a->hop_share_bw : a->hop_bw,
+                      b->hop_share_bw ? b->hop_share_bw : b->hop_bw, a->n) &&
+         same_doubles(a->hop_rails_bw, b->hop_rails_bw, a->n) &&
+         same_doubles(a->hop_lat_ns, b->hop_lat_ns, a->n);
 }
 
 const char *ds_proto_name(enum ds_proto p) {
@@ -387,9 +454,11 @@ double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
    * Rails that cross the slowest link, as on every symmetric fabric,
    * have both paces equal and keep the form they had. */
   double pace = (double)steps * bytes / r->n / ds_ring_busbw(r) * 1e9;
-  double lat = 0;
+  double lat = 0, t = 0;
   for (int32_t k = 0; k < r->n_rails; k++) {
-    double t = ring_steps(&r->rails[k], steps, bytes / r->n_rails / r->n, 1, NULL);
+    /* a rail alike the one before takes the same time (often all are) */
+    if (k == 0 || !ds__ring_steps_alike(&r->rails[k], &r->rails[k - 1]))
+      t = ring_steps(&r->rails[k], steps, bytes / r->n_rails / r->n, 1, NULL);
     if (t - pace > lat) lat = t - pace;
   }
   return lat + pace;
@@ -488,6 +557,16 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
                             const struct ds_coll_proto *proto, uint64_t tag_base,
                             ds_coll_done_fn on_done, void *owner,
                             struct ds_coll **out) {
+  return ds__coll_ring_new_like(ring, net, model, chunks, steps, bytes, proto, tag_base, on_done,
+                                owner, NULL, out);
+}
+
+ds_status ds__coll_ring_new_like(const struct ds_ring *ring, struct ds_net *net,
+                                 enum ds_coll_model model, int32_t chunks,
+                                 int32_t steps, double bytes,
+                                 const struct ds_coll_proto *proto, uint64_t tag_base,
+                                 ds_coll_done_fn on_done, void *owner,
+                                 const struct ds_coll *like, struct ds_coll **out) {
   if (chunks < 1 || !(bytes >= 0) || steps < 0) return DS_EINTERNAL;
   if (!proto) chunks = ds_coll_pieces_bound(chunks, bytes / ring->n);
   struct ring_coll *c = calloc(1, sizeof *c);
@@ -507,9 +586,16 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
   if (model == DS_COLL_AGGREGATE && !proto) {
     /* the closed form (ds_ring_steps_ns, a rail paced at its share among
      * all rails) less the slowest pace, which the one flow's rate charges */
-    double pace;
-    c->agg_lat_ns = ring_steps(ring, steps, bytes / ring->n, 1, &pace);
-    c->agg_lat_ns -= pace;
+    const struct ring_coll *twin = (const struct ring_coll *)like;
+    if (twin && like->vt == &ring_vtbl && twin->model == model && !twin->has_proto &&
+        twin->steps == steps && same_double(twin->bytes, bytes) &&
+        ds__ring_steps_alike(twin->ring, ring)) {
+      c->agg_lat_ns = twin->agg_lat_ns;
+    } else {
+      double pace;
+      c->agg_lat_ns = ring_steps(ring, steps, bytes / ring->n, 1, &pace);
+      c->agg_lat_ns -= pace;
+    }
   }
   c->chunk_bytes = bytes / ring->n / chunks;
   c->bytes = bytes;

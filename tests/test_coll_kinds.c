@@ -281,6 +281,38 @@ Test(coll_kinds, table_names_and_bus_factors) {
   cr_assert_eq(ds_coll_chain_chunks(0, 0), 1);
 }
 
+Test(coll_kinds, chain_cut_never_leaves_a_rest_larger_than_a_piece) {
+  /* The plain chain's pieces (ds_coll_chain_cut): NCCL's whole 512 KiB and
+   * a last of the rest where the count is ceil(S / 512 KiB); equal pieces
+   * where more were asked for, and where ds_coll_chain_chunks' cap of 2^24
+   * holds fewer than S needs (S > 2^24 x 512 KiB = 8.796e12 B). Expected,
+   * because a chain is pipelined only while its last piece is no larger than
+   * the others: a rest of S - (2^24-1) 512 KiB = 9.91e14 B at S = 1e15
+   * crossed each hop whole (ddpsim collective --op broadcast -b 1e15 -e 1e15
+   * on tests/data/tiny-topo.yaml: busbw 3.35 GB/s of 10). */
+  const struct {
+    double bytes;
+    int32_t chunks;
+    double piece, last;
+  } cases[] = {
+      {640000, 2, 524288, 115712},             /* NCCL's cut */
+      {524288, 1, 524288, 524288},             /* one piece */
+      {1000, 4, 250, 250},                     /* --ring-chunks 4: equal */
+      {16777216.0 * 524288, 16777216, 524288, 524288}, /* the cap, exactly */
+      {1e15, 16777216, 1e15 / 16777216, 1e15 / 16777216}, /* past it: equal */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int32_t c = cases[i].chunks;
+    if (i != 2) cr_assert_eq(ds_coll_chain_chunks(cases[i].bytes, 1), c, "case %zu", i);
+    double piece, last;
+    ds_coll_chain_cut(cases[i].bytes, c, &piece, &last);
+    cr_assert_float_eq(piece, cases[i].piece, 1e-9 * piece, "case %zu: piece %g", i, piece);
+    cr_assert_float_eq(last, cases[i].last, 1e-9 * piece, "case %zu: last %g", i, last);
+    cr_assert_leq(last, piece * (1 + 1e-12), "case %zu", i);
+    cr_assert_float_eq((c - 1) * piece + last, cases[i].bytes, 1e-12 * cases[i].bytes);
+  }
+}
+
 Test(coll_kinds, refusals_name_the_problem) {
   struct harness h;
   struct ds_err err = {0};

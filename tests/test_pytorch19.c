@@ -379,6 +379,14 @@ Test(pytorch19, refusals) {
                          "(give a multiple of 128 from 128 to 131072: 128 here)");
   ds_test_ddpsim_refuses(TINY "--world-size 1 --batch 1 --optimizer-batch 2000",
                          "(give a multiple of 1 from 1 to 1024: 1024 here)");
+  /* a row within the bound (4 ranks x batch 1: 1024 micro-steps) whose
+   * speedup_vs_single baseline is past it (one GPU: 4096): the refusal
+   * said "world size 1 x batch 1", a world the run was never given */
+  ds_test_ddpsim_refuses(TINY "--world-size 4 --batch 1 --optimizer-batch 4096",
+                         "option --optimizer-batch 4096: speedup_vs_single's baseline, one "
+                         "GPU at batch 1, would run 4096 micro-steps, more than 1024 (each "
+                         "row's are N / (world x batch), the baseline's too): give 1024 or "
+                         "less, or --grad-accum K (K micro-steps on every row)");
   ds_test_ddpsim_refuses(TINY "--pytorch-version 1.9 --static-graph",
                          "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph");
   /* 1.9's rebuild takes C++'s 1 MiB whatever --first-bucket-mb: the option

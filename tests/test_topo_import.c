@@ -265,6 +265,16 @@ Test(topo_import, bad_inputs_are_located_errors) {
        "FILE per node"},
       {D "dgx-h100.txt --nodes 1 --nic 400Gbps",
        "option --nic 400Gbps: one node (one FILE and no --nodes, or --nodes 1), whose"},
+      /* what the topology reader refuses is not written: 2049 nodes of 8
+       * (16392 GPUs; --nodes 65536 wrote 524288, exit 0) and 65 NICs a
+       * node on 8 GPUs (written as nics_per_node: 65) */
+      {D "dgx-h100.txt --nodes 2049 --nic 8x400Gbps",
+       "option --nodes: 2049 nodes x 8 GPUs = 16392 GPUs; a topology holds at most 16384 "
+       "(give 2048 nodes or fewer)"},
+      {D "dgx-h100.txt --nodes 2 --nic 65x400Gbps",
+       "option --nic 65x400Gbps: 65 NICs a node on 8 GPUs: the ib template has at most one "
+       "NIC per GPU (a multiple of 8 is bundled as 8 faster ones): give 8 NICs or fewer, or "
+       "a multiple of 8"},
       {D "missing.xml", D "missing.xml: cannot read: No such file or directory"},
       {"", "ddpsim topo import: missing FILE (see --help)"},
   };

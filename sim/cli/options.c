@@ -813,7 +813,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
                    : c == 2 ? DS_DDP_RULES_TORCH_1_9
                             : DS_DDP_RULES_CURRENT;
   } else if (strcmp(flag, "--grad-accum") == 0) {
-    DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
+    DS_CHECK(parse_int(flag, v, 1, DS_GRAD_ACCUM_MAX, &x, err));
     o->grad_accum = (int32_t)x;
   } else if (strcmp(flag, "--loop") == 0) {
     static const char *const names[] = {"sync", "free"};
@@ -852,7 +852,7 @@ int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t bat
   if (o->optimizer_batch <= 0) return o->grad_accum > 1 ? o->grad_accum : 1;
   int64_t per_micro = (int64_t)world * batch;
   if (per_micro <= 0 || o->optimizer_batch % per_micro != 0 ||
-      o->optimizer_batch / per_micro > 1024) {
+      o->optimizer_batch / per_micro > DS_GRAD_ACCUM_MAX) {
     if (per_micro <= 0) {
       ds_err_set(err, DS_EUSAGE, "option --optimizer-batch %lld: not a whole number of "
                  "micro-steps (1 to 1024) of world size %d x batch %lld",
@@ -860,7 +860,7 @@ int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t bat
       return -1;
     }
     /* say which values work: the multiples of world x batch nearest N */
-    int64_t below = o->optimizer_batch / per_micro, most = 1024;
+    int64_t below = o->optimizer_batch / per_micro, most = DS_GRAD_ACCUM_MAX;
     if (below > most) below = most;
     char near[96];
     if (below < 1)

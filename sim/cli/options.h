@@ -229,10 +229,14 @@ const char *ds_options_given_value(const struct ds_options *o, const char *flag)
  * it runs. What the sweep's cross product and the unused-option check use. */
 int ds_options_uses_var(const struct ds_options *o, enum ds_strategy s, enum ds_sweep_var v);
 
+/* The most micro-steps per optimizer step (--grad-accum K, --optimizer-batch
+ * N / (world x batch)). */
+#define DS_GRAD_ACCUM_MAX 1024
+
 /* The micro-steps per optimizer step of a configuration of `world` ranks
  * at `batch` per GPU: --grad-accum's K, or --optimizer-batch N / (world x
  * batch); -1 (err set, DS_EUSAGE) when N is not a whole number of 1 to
- * 1024 micro-steps. */
+ * DS_GRAD_ACCUM_MAX micro-steps. */
 int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t batch,
                           struct ds_err *err);
 

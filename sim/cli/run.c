@@ -128,6 +128,20 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
           rows[j].sum.batch_per_gpu == s->batch_per_gpu && rank0_factor(o, j) == 1)
         base = rows[j].sum.samples_per_s;
     if (base == 0) {
+      /* --optimizer-batch N sets the baseline's micro-steps too, N / batch
+       * on its one GPU: past the bound say so (the refusal named "world
+       * size 1 x batch B", a world the run was never given, for a row that
+       * ran: --world-size 4 --batch 1 --optimizer-batch 4096 is 1024
+       * micro-steps a row, 4096 for the baseline) */
+      int64_t b = s->batch_per_gpu;
+      if (o->optimizer_batch > 0 && b > 0 && o->optimizer_batch / b > DS_GRAD_ACCUM_MAX)
+        return ds_err_set(err, DS_EUSAGE, "option --optimizer-batch %lld: speedup_vs_single's "
+                          "baseline, one GPU at batch %lld, would run %lld micro-steps, more "
+                          "than %d (each row's are N / (world x batch), the baseline's too): "
+                          "give %lld or less, or --grad-accum K (K micro-steps on every row)",
+                          (long long)o->optimizer_batch, (long long)b,
+                          (long long)(o->optimizer_batch / b), DS_GRAD_ACCUM_MAX,
+                          (long long)(DS_GRAD_ACCUM_MAX * b));
       struct ds_options so = *o;
       so.strategies[0] = DS_STRATEGY_SINGLE;
       so.n_strategies = 1;

@@ -560,12 +560,21 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
 /* Chunks of a pipelined chain (broadcast, reduce) as NCCL cuts it: its
  * Simple protocol moves a chain in steps of buffSize/NCCL_STEPS = 4 MiB / 8
  * = 512 KiB (BROADCAST_CHUNKSTEPS = 1), so ceil(bytes / 512 KiB), at least
- * min_chunks and at least 1. The chain cuts whole 512 KiB pieces and a
- * last of the rest when chunks is ceil(bytes / 512 KiB) (plain; under a
- * protocol NCCL's own pieces, ds_nccl_chain), equal pieces where
- * min_chunks asks for more. */
+ * min_chunks and at least 1, at most 2^24 (a chain is (N-1) C flows: past
+ * 8.8e12 bytes the pieces grow instead). The chain cuts whole 512 KiB
+ * pieces and a last of the rest when chunks is ceil(bytes / 512 KiB)
+ * (plain; under a protocol NCCL's own pieces, ds_nccl_chain), equal pieces
+ * where min_chunks asks for more or the cap holds fewer
+ * (ds_coll_chain_cut). */
 #define DS_CHAIN_CHUNK_BYTES (512.0 * 1024)
 int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks);
+
+/* The plain chain's cut of bytes into chunks >= 1 pieces: every piece but
+ * the last *piece_bytes, the last *last_bytes (<= *piece_bytes; together
+ * bytes). NCCL's whole 512 KiB pieces and a last of the rest where chunks
+ * is ds_coll_chain_chunks(bytes, 1) and they hold bytes; else chunks equal
+ * pieces. */
+void ds_coll_chain_cut(double bytes, int32_t chunks, double *piece_bytes, double *last_bytes);
 
 /* The chunk a host-staged transfer (NCCL's SHM transport: no peer-to-peer,
  * the route crosses the CPU) is stored and forwarded in: NCCL's p2p chunk

@@ -12,7 +12,8 @@
  * whole 512 KiB pieces P and a last of the rest r = S - (C-1) P, which
  * trails the whole ones (as under a protocol, below):
  *   T = (N-1) a + ((N+C-3) P + r) / B      (C >= 2),
- * equal pieces only where --ring-chunks asks for more than NCCL's count.
+ * equal pieces only where --ring-chunks asks for more than NCCL's count or
+ * its cap of 2^24 holds fewer (ds_coll_chain_cut).
  * Position p finishes when it has received C chunks (p > 0) and its C sends
  * have left (p < N-1). The reduction arithmetic is not charged (as for the
  * all-reduce). Always per flow: (N-1) C flows.
@@ -165,13 +166,8 @@ ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
   c->chunks = spec->proto ? spec->chunks : ds_coll_pieces_bound(spec->chunks, spec->bytes);
   c->chunk_bytes = spec->bytes / c->chunks;
   c->last_chunk_bytes = c->chunk_bytes;
-  if (!spec->proto && c->chunks > 1 && c->chunks == ds_coll_chain_chunks(spec->bytes, 1)) {
-    /* NCCL's cut (ds_coll_chain_chunks): whole 512 KiB steps and a last of
-     * the rest, so a larger buffer never runs faster (equal pieces of S/C
-     * did: 640000 B in two pieces of 320000 beat 512000 B in one) */
-    c->chunk_bytes = DS_CHAIN_CHUNK_BYTES;
-    c->last_chunk_bytes = spec->bytes - (c->chunks - 1) * DS_CHAIN_CHUNK_BYTES;
-  }
+  if (!spec->proto) /* NCCL's cut (ds_coll_chain_cut) */
+    ds_coll_chain_cut(spec->bytes, c->chunks, &c->chunk_bytes, &c->last_chunk_bytes);
   c->tag_base = spec->tag_base;
   c->on_done = spec->on_done;
   c->owner = spec->owner;

@@ -199,6 +199,22 @@ int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks) {
   return chunks > min_chunks ? chunks : (min_chunks > 1 ? min_chunks : 1);
 }
 
+void ds_coll_chain_cut(double bytes, int32_t chunks, double *piece_bytes, double *last_bytes) {
+  *piece_bytes = bytes / chunks;
+  *last_bytes = *piece_bytes;
+  /* NCCL's cut: whole 512 KiB steps and a last of the rest, so a larger
+   * buffer never runs faster (equal pieces of S/C did: 640000 B in two
+   * pieces of 320000 beat 512000 B in one). Not where the 2^24 cap of
+   * ds_coll_chain_chunks holds fewer steps than the bytes need: there the
+   * rest was the whole buffer but 8.8e12 bytes, one piece that crossed
+   * every hop unpipelined (busbw 3.35 GB/s of a 10 GB/s chain at 1e15 B) */
+  if (chunks > 1 && chunks == ds_coll_chain_chunks(bytes, 1) &&
+      bytes <= chunks * DS_CHAIN_CHUNK_BYTES) {
+    *piece_bytes = DS_CHAIN_CHUNK_BYTES;
+    *last_bytes = bytes - (chunks - 1) * DS_CHAIN_CHUNK_BYTES;
+  }
+}
+
 ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                       struct ds_err *err) {
   const struct ds_coll_desc *d = ds_coll_desc_of(spec->kind);

@@ -29,7 +29,7 @@
  * GPUs took about 2 s, 16,384 about 7 s, 65,536 took 40-90 s. Searches now
  * expand hubs lazily and stop early (ds__topo_search, issue #14); the cap
  * stays until larger runs are measured. */
-#define MAX_GPUS 16384
+#define MAX_GPUS DS_TOPO_MAX_GPUS
 /* A node of one switch may hold many GPUs (a whole cluster behind one
  * non-blocking switch is how the SimGrid peer is described); a full mesh
  * has gpn * (gpn - 1) links and is capped lower. */

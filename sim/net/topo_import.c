@@ -419,6 +419,13 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
   struct cluster c = {0};
   DS_CHECK(cluster_of(nodes, n_files, o, &c, err));
   int32_t gpn = count_kind(n0, DS_IMPORT_GPU);
+  /* what the topology reader accepts, refused here rather than written
+   * (--nodes 65536 wrote 524288 GPUs, exit 0, that every run refused) */
+  if ((int64_t)c.nodes * gpn > DS_TOPO_MAX_GPUS)
+    return ds_err_set(err, DS_EUSAGE, "%s%d nodes x %d GPUs = %lld GPUs; a topology holds at "
+                      "most %d (give %d nodes or fewer)", o->nodes ? "option --nodes: " : "",
+                      c.nodes, gpn, (long long)c.nodes * gpn, DS_TOPO_MAX_GPUS,
+                      DS_TOPO_MAX_GPUS / gpn);
   for (int32_t f = 1; f < n_files; f++) {
     const struct ds_import_node *n = &nodes[f];
     if (count_kind(n, DS_IMPORT_GPU) != gpn || strcmp(n->gpu.spec.name, n0->gpu.spec.name) != 0)
@@ -440,6 +447,15 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
     return ds_err_set(err, DS_EUSAGE, "option --nic: %s has %d NICs, --nic gives %d (an explicit "
                       "device list keeps the file's NICs)", n0->file, count_kind(n0, DS_IMPORT_NIC),
                       c.nics);
+  if (nvs_bw > 0 && c.nodes > 1 && c.nics > gpn && c.nics % gpn != 0)
+    /* the ib template takes at most one NIC per GPU, and more are bundled
+     * only as a multiple (--nic 65x400Gbps on 8 GPUs wrote nics_per_node:
+     * 65, which the reader refuses) */
+    return ds_err_set(err, DS_EUSAGE, "%s%s: %d NICs a node on %d GPUs: the ib template has at "
+                      "most one NIC per GPU (a multiple of %d is bundled as %d faster ones): "
+                      "give %d NICs or fewer, or a multiple of %d",
+                      o->nic_count ? "option --nic " : "", o->nic_count ? o->nic_spec : n0->file,
+                      c.nics, gpn, gpn, gpn, gpn, gpn);
   const char *base = o->name;
   char name[NAME_MAX + 1]; /* a base name: the file was read, so it is at most NAME_MAX */
   if (!base) {

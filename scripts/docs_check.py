@@ -257,7 +257,7 @@ def missing_names(path, names, test_names):
             name, tail = m.groups()
             at = n + tick.count("\n", 0, m.start())
             # the line's own words, its names aside (`ds_test_run` says nothing of tests)
-            says_test = "test" in NAME_TOKEN.sub("", lines[at - 1]).lower()
+            says_test = re.search(r"(?<![a-z])test", NAME_TOKEN.sub("", lines[at - 1]).lower())
             have = names | test_names if says_test else names
             if tail or name.endswith("_"):
                 if not any(p.startswith(name) for p in have if p.startswith(("ds_", "DS_"))):

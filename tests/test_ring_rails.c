@@ -596,6 +596,42 @@ Test(ring_rails, a_faster_rail_never_slows_unequal_rails) {
   ds_topo_free(h.topo);
 }
 
+/* A rail takes the rail before's time only when their steps are alike
+ * (ds__ring_steps_alike): the slow rail first or last must give one time,
+ * in the closed form and aggregated. With the slow rail last a check that
+ * called every rail of the same length alike had the three fast rails'
+ * time stand for it (164917 ns first, 152917 last, at 1 MiB). */
+Test(ring_rails, the_slow_rail_paces_wherever_it_sits) {
+  struct harness h;
+  harness_load_text(&h,
+                    "schema_version: 1\nname: nic-bound\ngpu: TestGPU\nnodes: 2\n"
+                    "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n  link_bw: 900GBps\n"
+                    "  link_lat: 1.5us\ninter_node:\n  template: ib\n  nics_per_node: 4\n"
+                    "  nic_bw: 10GBps\n  nic_lat: 5us\n  gpu_nic_bw: 100GBps\n"
+                    "  gpu_nic_lat: 1us\ncompute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n"
+                    "  kernel_overhead: 0us\n  fp32_math: fp32\n",
+                    "tests/data/gpus.yaml");
+  double closed[2];
+  int64_t agg[2];
+  const int32_t slow[2] = {0, 3};
+  for (int x = 0; x < 2; x++) {
+    set_rail_nics(&h, slow[1 - x], 10e9); /* the other end back to the NICs' own */
+    set_rail_nics(&h, slow[x], 3e9);
+    open_rails(&h, NULL, 8, 4);
+    cr_assert_eq(h.ring.n_rails, 4);
+    closed[x] = ds_ring_allreduce_ns(&h.ring, 1 << 20);
+    agg[x] = run_kind(&h, DS_COLL_ALLREDUCE, 8, 1 << 20, DS_COLL_AGGREGATE, NULL);
+    harness_release(&h);
+  }
+  cr_assert(fabs(closed[0] - closed[1]) <= 1, "slow rail first %.1f, last %.1f ns", closed[0],
+            closed[1]);
+  cr_assert(llabs(agg[0] - agg[1]) <= 1, "aggregated: slow rail first %lld, last %lld ns",
+            (long long)agg[0], (long long)agg[1]);
+  cr_assert(fabs(closed[1] - (double)agg[1]) <= 1, "closed form %.1f, aggregated %lld ns",
+            closed[1], (long long)agg[1]);
+  ds_topo_free(h.topo);
+}
+
 /* ds_ring_busbw_bound is a bound on what runs: each hop carries 2(N-1)/N
  * of the buffer, so no ring beats a link's bandwidth over the hops crossing
  * it. The plain ring per flow at 1 GiB on every shipped topology small

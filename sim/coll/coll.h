@@ -199,7 +199,8 @@ double ds_ring_busbw(const struct ds_ring *ring);
  * hops cross (a hop crossing it twice counts twice) carries k times that
  * and caps busbw at bw / k; with K rails, each S/K, at K bw / k over the
  * hops of all the rails (rails_busbw). The least over the links crossed:
- * true whatever the network's sharing model or chunking, and below min_bw
+ * true under max-min sharing (the default; `--net alpha-beta` shares no
+ * link, docs/collectives.md) whatever the chunking, and below min_bw
  * where hops share a link (host-staged copies all crossing host memory).
  * One rail (a reordered ring): its own hops'. */
 double ds_ring_busbw_bound(const struct ds_ring *ring);

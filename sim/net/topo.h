@@ -351,12 +351,13 @@ struct ds_cnode;
 ds_status ds_topo_read_fp32_math(const struct ds_cnode *node, int *uses_tf32,
                                  struct ds_err *err);
 
-/* Links a route may have: the cap every caller of ds_topo_route gives
- * (its route arrays' size). Machines' routes are a few links (GPU, switches,
- * NICs, the fabric's tiers); one longer is DS_EINTERNAL, not a crash. */
 /* The most GPUs a topology may hold (topo.c, MAX_GPUS: loading grows with
  * the square of the GPU count); `ddpsim topo import` writes no more. */
 #define DS_TOPO_MAX_GPUS 16384
+
+/* Links a route may have: the cap every caller of ds_topo_route gives
+ * (its route arrays' size). Machines' routes are a few links (GPU, switches,
+ * NICs, the fabric's tiers); one longer is DS_EINTERNAL, not a crash. */
 #define DS_TOPO_MAX_ROUTE 64
 
 /* Finds the route from GPU src to GPU dst (GPU indices, src != dst). Writes

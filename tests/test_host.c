@@ -560,11 +560,12 @@ Test(host, buffer_broadcast_pays_nccls_latency_and_launch) {
 Test(host, broadcast_buffers_by_hand) {
   /* _sync_buffers before the forward: broadcast_coalesced buckets by dtype,
    * [running_mean running_var] and [num_batches_tracked]; per bucket the
-   * Python thread launches the flatten (P) and calls the broadcast (C),
-   * then does each buffer's work, the copy back's launch among it (B
-   * each): 2 (P + C) + 3 B = 2600 us more host time before the first
-   * forward launch, all of it on the host-bound iteration (at one rank the
-   * broadcast takes no time). --host-scale 2 doubles it: 5200 us. */
+   * Python thread launches the flatten (P: none for the int64 bucket of one
+   * buffer, whose flatten is its view) and calls the broadcast (C), then
+   * does each buffer's work, the copy back's launch among it (B each):
+   * P + 2 C + 3 B = 2400 us more host time before the first forward
+   * launch, all of it on the host-bound iteration (at one rank the
+   * broadcast takes no time). --host-scale 2 doubles it: 4800 us. */
   char dir[] = "/tmp/ddpsim-host-XXXXXX", model[512], args[1024];
   cr_assert(mkdtemp(dir));
   write_model_with_buffers(dir, model, sizeof model);
@@ -587,7 +588,7 @@ Test(host, broadcast_buffers_by_hand) {
   double without = ds_test_csv_num(r.out, "iter_ms", 0);
   cr_assert(strstr(r.out, "broadcast_buffers=False"), "%s", r.out);
   ds_test_release(&r);
-  cr_assert_float_eq(with - without, (2 * (P_US + C_US) + 3 * B_US) / 1e3, 1e-6);
+  cr_assert_float_eq(with - without, (P_US + 2 * C_US + 3 * B_US) / 1e3, 1e-6);
   /* --host-scale scales the per-buffer cost with the others */
   double scaled[2];
   for (int k = 0; k < 2; k++) {
@@ -599,7 +600,7 @@ Test(host, broadcast_buffers_by_hand) {
     scaled[k] = ds_test_csv_num(r.out, "iter_ms", 0);
     ds_test_release(&r);
   }
-  cr_assert_float_eq(scaled[0] - scaled[1], 2 * (2 * (P_US + C_US) + 3 * B_US) / 1e3, 1e-6);
+  cr_assert_float_eq(scaled[0] - scaled[1], 2 * (P_US + 2 * C_US + 3 * B_US) / 1e3, 1e-6);
   /* without the flag the iteration is the one of the model without buffers */
   r = ds_test_cli(HOST_TOPO "--strategy ddp --world-size 1 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
@@ -625,21 +626,28 @@ Test(host, buffer_broadcasts_two_in_flight_by_hand) {
    * before issuing bucket k it finishes bucket k - 2 (its copies back),
    * and finishes the last two after the loop. Three buckets (float32
    * [running_mean running_var], int64, float16), two ranks, rank 0's
-   * Python thread (P + C = 700 us a flatten and call, B = 400 a buffer):
-   *   buffers0.flatten 0, buffers1.flatten 700, buffers0.copy 1400 (two
-   *   buffers: 800), buffers2.flatten 2200, buffers1.copy 2900,
-   *   buffers2.copy 3300, done at 3700 = 3 (P + C) + 4 B.
-   * Broadcast k starts once its flatten's kernel ends (16 B and 4000 B at
-   * 1000 GB/s: 0 and 0.004 us): buffers1 at 1400, overlapping bucket 0's
-   * copies, buffers2 at 2900.004; bucket 0's copy kernel waits for its
-   * launch at 1800. (Issue and finish in turn would start buffers1 at
-   * 2 (P + C) + 2 B = 2200 and copy 0's kernel at 1100.) */
+   * Python thread (P + C = 700 us a flatten and call, B = 400 a buffer).
+   * The int64 and float16 buckets hold one buffer each: no cat (the
+   * flatten is the buffer's view), so no launch (C alone) and no kernel,
+   * and no copy back (copy_ onto itself returns at once), so no kernel;
+   * the first forward kernel waits for their broadcasts instead:
+   *   buffers0.flatten 0, buffers1.flatten 700 (C: 500), buffers0.copy
+   *   1200 (two buffers: 800), buffers2.flatten 2000 (500),
+   *   buffers1.copy 2500, buffers2.copy 2900, done at 3300 = P + 3 C + 4 B.
+   * Broadcast 0 starts once its flatten's kernel ends (32000 B at 1000 GB/s:
+   * 0.032 us after 700), broadcast 1 once its call ends (1200, overlapping
+   * bucket 0's copies), broadcast 2 at 2500; bucket 0's copy kernel waits
+   * for its launch at 1600. (Issue and finish in turn would start
+   * buffers1 at (P + C) + C + 2 B = 2000 and copy 0's kernel at 1100.)
+   * The float16 buffer is 20 MB: its broadcast (2 ms at 10 GB/s) outlasts
+   * the host's work after it (the copies' 800 us, l0's launch 1000), so
+   * the first forward kernel waits for it, not for its launch at 4300. */
   char dir[] = "/tmp/ddpsim-host-XXXXXX", model[512], args[2048], path[600];
   cr_assert(mkdtemp(dir));
   write_model_with_buffers(dir, model, sizeof model);
   FILE *fp = fopen(model, "a");
   cr_assert(fp);
-  cr_assert_geq(fprintf(fp, "  - {name: bn2.scale, numel: 1000, bytes: 2000, dtype: float16}\n"),
+  cr_assert_geq(fprintf(fp, "  - {name: bn2.scale, numel: 10000000, bytes: 20000000, dtype: float16}\n"),
                 0);
   cr_assert_eq(fclose(fp), 0);
   snprintf(path, sizeof path, "%s/t.csv", dir);
@@ -655,20 +663,31 @@ Test(host, buffer_broadcasts_two_in_flight_by_hand) {
     double start_us;
   } want[] = {
       {"host,fwd,buffers0.flatten", 0},
+      {"comm,broadcast,buffers0", pc + 0.032},
       {"host,fwd,buffers1.flatten", pc},
-      {"comm,broadcast,buffers1", 2 * pc},
-      {"host,fwd,buffers0.copy", 2 * pc},
-      {"compute,fwd,buffers0.copy", 2 * pc + B_US},
-      {"host,fwd,buffers2.flatten", 2 * pc + 2 * B_US},
-      {"host,fwd,buffers1.copy", 3 * pc + 2 * B_US},
-      {"comm,broadcast,buffers2", 3 * pc + 2 * B_US + 0.004},
-      {"host,fwd,buffers2.copy", 3 * pc + 3 * B_US},
+      {"comm,broadcast,buffers1", pc + C_US},
+      {"host,fwd,buffers0.copy", pc + C_US},
+      {"compute,fwd,buffers0.copy", pc + C_US + B_US},
+      {"host,fwd,buffers2.flatten", pc + C_US + 2 * B_US},
+      {"host,fwd,buffers1.copy", pc + 2 * C_US + 2 * B_US},
+      {"comm,broadcast,buffers2", pc + 2 * C_US + 2 * B_US},
+      {"host,fwd,buffers2.copy", pc + 2 * C_US + 3 * B_US},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     double start, end;
     ds_test_trace_span(csv, want[i].row, &start, &end);
     cr_assert_float_eq(start, want[i].start_us, 1e-3, "%s at %f", want[i].row, start);
   }
+  /* the one-buffer buckets run no kernel */
+  const char *none[] = {",compute,fwd,buffers1.flatten,", ",compute,fwd,buffers1.copy,",
+                        ",compute,fwd,buffers2.flatten,", ",compute,fwd,buffers2.copy,"};
+  for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+    cr_assert_null(strstr(csv, none[i]), "%s in\n%s", none[i], csv);
+  /* the first forward kernel (tiny's l0) waits for the last broadcast */
+  double b2_start, b2_end, l0_start, l0_end;
+  ds_test_trace_span(csv, "comm,broadcast,buffers2", &b2_start, &b2_end);
+  ds_test_trace_span(csv, "compute,fwd,l0", &l0_start, &l0_end);
+  cr_assert_geq(l0_start, b2_end - 1e-9, "l0 at %f, broadcast 2 ends %f", l0_start, b2_end);
   free(csv);
   ds_test_remove_dir(dir);
 }

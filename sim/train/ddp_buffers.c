@@ -84,10 +84,21 @@ ds_status ds__ddp_buffer_buckets(const struct ds_model *m, const struct ds_compu
  * narrow and view, and also what runs before the cat (the flatten's view,
  * _sync_buffers' walk over the modules' buffers). All of it is serial on
  * the Python thread before the first forward launch, which waits for the
- * sum wherever it sits. */
+ * sum wherever it sits.
+ * A bucket of one buffer (a dtype only one buffer has: BatchNorm's int64
+ * num_batches_tracked where there is one BatchNorm) runs no kernel: its
+ * flat tensor is the buffer itself (a view, no cat), the broadcast writes
+ * the buffer in place, and the copy back onto itself returns at once
+ * (copy_'s same-data early return). tools/ddp_order_probe.py's one_buffer
+ * saw a 16 MiB buffer's flat tensor share its storage, no cat, and its
+ * copy_ take 7 us against 1.2-1.3 ms for each of two 8 MiB ones
+ * (docs/strategies.md). Its host op is the broadcast's call (no launch),
+ * its finish the buffer's host work, and the compute stream waits for the
+ * broadcast (work.wait()) before its next kernel. */
 
 /* Issues buffer bucket k: the flatten's launch and the broadcast's call on
- * the host, the flatten's kernel, the broadcast; *bcast gets its id. */
+ * the host, the flatten's kernel (none for one buffer), the broadcast;
+ * *bcast gets its id. */
 static ds_status issue_buffer_bucket(const struct ds_compute *c,
                                      const struct ds_ddp_options *opt,
                                      const struct ds_buckets *bk,
@@ -100,18 +111,26 @@ static ds_status issue_buffer_bucket(const struct ds_compute *c,
   /* a host cost of 0 still emits the op (0 us): the flatten's kernel
    * waits for it either way */
   snprintf(name, sizeof name, "buffers%d.flatten", k);
-  /* the host op: the cat's launch and the broadcast's call */
+  /* the host op: the cat's launch (none for one buffer) and the
+   * broadcast's call */
+  int cat = bb[k].count > 1;
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                      .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                     .dur_us = (c->params.host_grad_copy_ns + c->params.host_collective_ns) /
+                     .dur_us = ((cat ? c->params.host_grad_copy_ns : 0) +
+                                c->params.host_collective_ns) /
                                1000};
   DS_CHECK(ds_schedule_emit(bd, &op, host_dep, *host_dep >= 0 ? 1 : 0));
   *host_dep = -1;
-  t->launch = t->host = op.id;
-  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
-                      .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                      .bytes = 2 * bytes, .dur_us = ds_compute_kernel_ns(c, 0, 2 * bytes) / 1000};
-  DS_CHECK(ds__ddp_emit_compute(&op, t, bd));
+  t->host = op.id;
+  int64_t call = op.id;
+  if (cat) {
+    t->launch = op.id;
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
+                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                        .bytes = 2 * bytes,
+                        .dur_us = ds_compute_kernel_ns(c, 0, 2 * bytes) / 1000};
+    DS_CHECK(ds__ddp_emit_compute(&op, t, bd));
+  }
   snprintf(name, sizeof name, "buffers%d", k);
   /* under NCCL's model (the all-reduces' --algo auto or a --proto), NCCL's
    * ring broadcast: the protocol NCCL's tuning picks for a broadcast of
@@ -127,10 +146,11 @@ static ds_status issue_buffer_bucket(const struct ds_compute *c,
                       .name = name, .layer = -1, .bucket = -1,
                       .coll = (coll_base + bk->n + k) * per, .root = 0, .algo = algo,
                       .bytes = bytes};
-  int64_t deps[2];
+  int64_t deps[3];
   size_t nd = 0;
   ds__ddp_add_dep(deps, &nd, t->compute);
   ds__ddp_add_dep(deps, &nd, t->comm);
+  if (!cat) ds__ddp_add_dep(deps, &nd, call); /* no kernel carries the call's time */
   DS_CHECK(ds_schedule_emit(bd, &op, deps, nd));
   *bcast = t->comm = op.id;
   return DS_OK;
@@ -138,8 +158,8 @@ static ds_status issue_buffer_bucket(const struct ds_compute *c,
 
 /* Finishes buffer bucket k (BroadcastWork::finish) once its broadcast
  * `bcast` is issued: the first buffer's host work, its copy back's kernel
- * (all the bucket's copies as one), then the other buffers' host work while
- * the GPU runs them (ds__ddp_emit_host_rest). */
+ * (all the bucket's copies as one; none for one buffer), then the other
+ * buffers' host work while the GPU runs them (ds__ddp_emit_host_rest). */
 static ds_status finish_buffer_bucket(const struct ds_compute *c,
                                       const struct buffer_bucket *bb, int32_t k, int32_t rank,
                                       int64_t bcast, struct rank_tails *t,
@@ -151,6 +171,12 @@ static ds_status finish_buffer_bucket(const struct ds_compute *c,
                      .dur_us = c->params.host_buffer_ns / 1000};
   DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
   int64_t host = t->host = op.id;
+  if (bb[k].count == 1) {
+    /* no copy kernel (the broadcast wrote the buffer itself): the next
+     * kernel waits for the broadcast */
+    t->sync = bcast;
+    return DS_OK;
+  }
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
                       .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                       .bytes = 2 * bb[k].bytes, .dur_us = bb[k].copy_ns / 1000};

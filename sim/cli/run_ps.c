@@ -71,12 +71,13 @@ static ds_status ps_trace_open(const struct config_run *c, const struct ds_csv_m
 
 /* The ps row's outputs once the run has ended: the schedule (one step:
  * what each rank runs, with same-rank dependencies; the cross-rank order is
- * sim/train/ps.c's), the trace's file, standard output, the capture. */
+ * sim/train/ps.c's; a straggler's compute ops slowed by its factor, as
+ * ps.c runs them), the trace's file, standard output, the capture. */
 static ds_status ps_outputs(const struct config_run *c, const struct ds_ps_result *r,
-                           struct ps_trace *t, const struct ds_csv_meta *meta,
-                           struct ds_err *err) {
+                           const double *factor, struct ps_trace *t,
+                           const struct ds_csv_meta *meta, struct ds_err *err) {
   const struct ds_options *o = c->opt;
-  if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, meta, err));
+  if (o->schedule) DS_CHECK(ds__run_write_schedule(o->schedule, r->step, factor, meta, err));
   struct ds_trace_writer *file = t->file;
   t->file = NULL;
   DS_CHECK(ds_trace_writer_commit(file, err));
@@ -214,7 +215,7 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
         if (t > s->worker_step_max_ms) s->worker_step_max_ms = t;
       }
       if (o->trace || o->schedule || c->capture)
-        DS_CHECK_GOTO(ps_outputs(c, &r, &trace, &meta, err), st, out);
+        DS_CHECK_GOTO(ps_outputs(c, &r, factor, &trace, &meta, err), st, out);
       ps_trace_release(&trace);
     }
     ds_ps_result_release(&r);

@@ -122,12 +122,15 @@ ds_status ds__run_trace_capture(const struct config_run *c, const struct ds_trac
  * iteration. Iterations before the first steady one (n_warm ops: iteration
  * 0, and 1 too under static_graph) carry their own ids; later ones are
  * copies of the schedule file's, so that the trace joins with a replay of
- * it. iter_at[k] is iteration k's first op in `all`. */
+ * it. iter_at[k] is iteration k's first op in `all`. The schedule file's
+ * durations carry --straggler's factors (factor, NULL: none), as the
+ * executor ran them; the trace's dur_us stays the builder's
+ * (traces/SCHEMA.md). */
 static ds_status write_outputs(const struct config_run *c,
                                const struct ds_buckets *steady_bk, int32_t steady_iter,
                                const struct ds_schedule *all, const size_t *iter_at,
                                const int64_t *start, const int64_t *end,
-                               struct ds_err *err) {
+                               const double *factor, struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_schedule *steady = NULL;
   struct ds_trace *trace = NULL;
@@ -138,7 +141,7 @@ static ds_status write_outputs(const struct config_run *c,
   DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, steady_iter, 0, 0, 0, steady, &n_coll,
                                          err), st, out);
   if (o->schedule)
-    DS_CHECK_GOTO(ds_schedule_write_csv(o->schedule, steady, &meta, err), st, out);
+    DS_CHECK_GOTO(ds__run_write_schedule(o->schedule, steady, factor, &meta, err), st, out);
   if (o->trace || c->capture) {
     DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
     int32_t it = 0;
@@ -343,7 +346,7 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
       }
       int32_t steady_iter = plan.rebuild_iter < o->iters ? plan.rebuild_iter : o->iters;
       DS_CHECK_GOTO(write_outputs(c, &plan.rebuilt, steady_iter, all, iter_at, tm.start, tm.end,
-                                  err), st, out);
+                                  factor, err), st, out);
       ds_schedule_free(expanded);
       expanded = NULL;
     }

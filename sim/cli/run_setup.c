@@ -13,6 +13,7 @@
 #include "sim/cli/proto_flag.h"
 #include "sim/coll/ring_rails.h"
 #include "sim/train/comm_hook.h"
+#include "sim/train/jitter.h"
 #include "sim/train/kernel_models.h"
 #include "sim/train/rates.h"
 
@@ -118,6 +119,24 @@ struct ds_memory_options ds__run_memory_options(const struct config_run *c,
       .step_numel = (double)c->model->total_numel,
       .optimizer_loop = c->compute.optimizer_loop,
       .weight_decay = c->compute.weight_decay};
+}
+
+ds_status ds__run_write_schedule(const char *path, struct ds_schedule *s, const double *factor,
+                                 const struct ds_csv_meta *meta, struct ds_err *err) {
+  if (!factor) return ds_schedule_write_csv(path, s, meta, err);
+  /* the builder's durations kept aside, not divided back: x * f / f need
+   * not be x */
+  double *kept = malloc((s->n_ops ? s->n_ops : 1) * sizeof *kept);
+  if (!kept) return ds_err_set(err, DS_ENOMEM, "writing %s: out of memory", path);
+  for (size_t i = 0; i < s->n_ops; i++) {
+    struct ds_op *o = &s->ops[i];
+    kept[i] = o->dur_us;
+    o->dur_us *= ds_straggler_op_factor(factor, o->rank, o);
+  }
+  ds_status st = ds_schedule_write_csv(path, s, meta, err);
+  for (size_t i = 0; i < s->n_ops; i++) s->ops[i].dur_us = kept[i];
+  free(kept);
+  return st;
 }
 
 /* --straggler factors of the configuration's ranks (factor[0 .. c->world)).

@@ -20,6 +20,7 @@
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
 #include "sim/train/memory.h"
+#include "traces/trace.h"
 
 struct config_run {
   const struct ds_options *opt;
@@ -70,6 +71,15 @@ struct ds_memory_options ds__run_memory_options(const struct config_run *c,
 /* --straggler factors of the configuration's ranks in *out (malloc'd, the
  * caller's to free; NULL on failure). */
 ds_status ds__run_rank_factors(const struct config_run *c, double **out, struct ds_err *err);
+
+/* Writes s to the --schedule file `path` with every op's dur_us as the
+ * simulation ran it: times its rank's --straggler factor where the
+ * executor applies one (jitter.h ds_straggler_op_factor; factor may be
+ * NULL: no stragglers), so that a replay (ddpreal) slows the same ops. No
+ * --jitter draw: a replay has noise of its own. s's durations are scaled
+ * for the write and restored exactly after it. */
+ds_status ds__run_write_schedule(const char *path, struct ds_schedule *s, const double *factor,
+                                 const struct ds_csv_meta *meta, struct ds_err *err);
 
 /* The row's provenance fields (report.h: tf32 to stragglers), from
  * c's options and setup. */

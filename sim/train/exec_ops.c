@@ -13,6 +13,7 @@
 #include "sim/net/engine.h"
 #include "sim/train/exec_impl.h"
 #include "sim/train/interference.h"
+#include "sim/train/jitter.h"
 #include "base/units.h"
 
 /* Schedules the running op of cohort k to end when its work left is done
@@ -158,7 +159,7 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
     double scale = ex->opt.dur_scale
                        ? ex->opt.dur_scale[ds_shared_index(ex->sched, c->block[e], r, c->tmpl[e])]
                        : 1.0;
-    if (ex->opt.rank_scale && o->stream == DS_STREAM_COMPUTE) scale *= ex->opt.rank_scale[r];
+    scale *= ds_straggler_op_factor(ex->opt.rank_scale, r, o);
     dur_ns *= scale;
   }
   if (o->stream == DS_STREAM_COMPUTE && ex->opt.compute) {

@@ -92,3 +92,7 @@ void ds_jitter_quantiles(double *x, size_t n, double *p50, double *p95, double *
   *p95 = gsl_stats_quantile_from_sorted_data(x, 1, n, 0.95);
   *p99 = gsl_stats_quantile_from_sorted_data(x, 1, n, 0.99);
 }
+
+double ds_straggler_op_factor(const double *rank_factor, int32_t rank, const struct ds_op *o) {
+  return rank_factor && o->stream == DS_STREAM_COMPUTE ? rank_factor[rank] : 1.0;
+}

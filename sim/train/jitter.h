@@ -41,6 +41,15 @@ void ds_jitter_free(struct ds_jitter *j);
 ds_status ds_jitter_fill_shared(const struct ds_shared_schedule *sched, double cv,
                                 uint64_t seed, double *scale);
 
+/* --straggler's multiplier of op o's duration on rank `rank` (o may be a
+ * template op that several ranks run: rank names the one that runs it):
+ * rank_factor[rank] on a compute-stream op, 1 on any other op (collectives,
+ * host ops, copies on their own streams) and when rank_factor is NULL.
+ * The one rule: the executor (exec_ops.c), the parameter server's loop
+ * (ps.c) and the --schedule file (run_setup.c) all ask it, so the file a
+ * replay runs carries exactly the slowdown the simulation gave. */
+double ds_straggler_op_factor(const double *rank_factor, int32_t rank, const struct ds_op *o);
+
 /* Sorts x[0 .. n) (n >= 1) in place and returns its 0.50, 0.95 and 0.99
  * quantiles (GSL's linear interpolation between order statistics). */
 void ds_jitter_quantiles(double *x, size_t n, double *p50, double *p95, double *p99);

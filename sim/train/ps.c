@@ -192,8 +192,7 @@ static void start_compute(struct ps_sim *s, int32_t w) {
   start[pos] = at;
   const struct ds_op *o = &s->step->ops[j];
   double scale = s->jitter ? ds__ps_draw(s, w, pos) : 1.0;
-  if (s->opt->rank_factor && o->stream == DS_STREAM_COMPUTE)
-    scale *= s->opt->rank_factor[o->rank];
+  scale *= ds_straggler_op_factor(s->opt->rank_factor, o->rank, o);
   double ns = o->dur_us * 1000.0 * scale;
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = w, .b = (int64_t)op};
   ds_status st = ds_engine_schedule(s->eng, at + ds_units_round_ns(ns), &ev, NULL);

@@ -80,8 +80,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
     if (ds_cli_is_help(f)) o->help = 1;
     else if (strcmp(f, "--model") == 0) {
-      DS_CHECK(ds_cli_refuse_stdin(err, "option --model", v, "a model is a YAML file found by "
-                                   "path or name", "a file's path or a shipped name"));
+      DS_CHECK(ds_lookup_refuse_stdin("models", "option --model", v, err));
       o->model = v;
     }
     else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, v, &o->bucket_mb, err));

@@ -91,7 +91,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       if (o->topo)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo: one topology, got \"%s\" and \"%s\"",
                           o->topo, v);
-      DS_CHECK(ds_cli_refuse_stdin(err, "argument TOPOLOGY", v, "a topology's GPU table is looked for beside its file", "a file's path or a shipped name"));
+      DS_CHECK(ds_lookup_refuse_stdin("topologies", "argument TOPOLOGY", v, err));
       o->topo = v;
     } else if (ds_cli_is_help(f)) {
       o->help = 1;

@@ -73,6 +73,16 @@ Test(cli_stdin, csv_inputs_read_standard_input) {
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--measured standard input: the file is empty"), "%s", r.err);
   ds_test_release(&r);
+  /* standard input closed: the user's input, exit 2 for both (--measured
+   * said exit 1, analyze 2) */
+  static const char *const closed[] = {"analyze -", TINY "--bucket-mb 1,25 --measured -"};
+  for (size_t i = 0; i < 2; i++) {
+    r = run_from(ds_test_ddpsim(), closed[i], "&-");
+    cr_assert_eq(r.status, 2, "%s: status %d, %s", closed[i], r.status, r.err);
+    cr_assert(strstr(r.err, "standard input: "), "%s: %s", closed[i], r.err);
+    cr_assert_str_eq(r.out, "", "%s", closed[i]);
+    ds_test_release(&r);
+  }
   unlink(trace);
   unlink(table);
 }

@@ -121,7 +121,10 @@ Test(cli_stdin, files_found_by_path_refuse_standard_input) {
       {0, "--topo 4gpu --calib tests/data/tiny-calib.yaml,-",
        "option --calib -: standard input is not read ("},
       {0, "topo -", "argument TOPOLOGY -: standard input is not read (a topology's GPU"},
-      {0, "topo import -", "argument FILE -: standard input is not read ("},
+      {0, "topo import -", "argument FILE -: standard input is not read (import names the "
+                           "topology and finds a GPU table from the first file's path)"},
+      {0, "topo import x.txt -", "argument FILE -: standard input is not read (import reads "
+                                 "every node's file by its path, as the first"},
       {0, "topo import x.xml --gpus -", "option --gpus -: standard input is not read ("},
       {0, "collective --topo -", "option --topo -: standard input is not read ("},
       {0, "buckets --model -", "option --model -: standard input is not read ("},

@@ -777,26 +777,3 @@ const struct ds_metric *ds_compare_metric(const struct ds_compare *c,
     if (strcmp(c->metrics[i].name, name) == 0) return &c->metrics[i];
   return NULL;
 }
-
-ds_status ds_compare_iter_rows(const struct ds_trace *t, int32_t iter,
-                               uint32_t **rows, size_t *n, int64_t *t0_ns) {
-  struct key *k = NULL;
-  DS_CHECK(sorted_keys(t, &k));
-  uint32_t *r = malloc((t->n_rows + 1) * sizeof *r);
-  if (!r) {
-    free(k);
-    return DS_ENOMEM;
-  }
-  size_t m = 0;
-  int64_t t0 = INT64_MAX;
-  for (size_t i = 0; i < t->n_rows; i++) {
-    if (k[i].iter != iter) continue;
-    r[m++] = k[i].row;
-    if (t->rows[k[i].row].start_ns < t0) t0 = t->rows[k[i].row].start_ns;
-  }
-  free(k);
-  *rows = r;
-  *n = m;
-  *t0_ns = m ? t0 : 0;
-  return DS_OK;
-}

@@ -154,11 +154,6 @@ void ds_compare_print(FILE *fp, const struct ds_compare *c,
  * "the last of 0..1", "median iteration time of 10, 0..9" (print.c). */
 void ds__compare_iter_note(const struct ds_compare *c, char *buf, size_t cap);
 
-/* Row indices of one iteration of t sorted by (rank, id), for the plot.
- * *rows is malloc'ed (caller frees); *t0_ns is the iteration's start. */
-ds_status ds_compare_iter_rows(const struct ds_trace *t, int32_t iter,
-                               uint32_t **rows, size_t *n, int64_t *t0_ns);
-
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include "analysis/export.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,6 +105,50 @@ static long plot_height(int sides, size_t nl) {
  * after the whole simulation (a 512-rank timeline, 1,536 lanes). */
 #define PNG_SIDE_MAX_PX 32767L
 
+/* One row of an iteration, by what the boxes are drawn in order of. */
+struct drawn_row {
+  int32_t rank;
+  int64_t id;
+  uint32_t row;
+};
+
+static int cmp_drawn_row(const void *a, const void *b) {
+  const struct drawn_row *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Row indices of iteration iter of t sorted by (rank, id): *rows is
+ * malloc'ed (caller frees); *t0_ns is the iteration's first start (0 for
+ * none). DS_ENOMEM. */
+static ds_status iter_rows(const struct ds_trace *t, int32_t iter, uint32_t **rows, size_t *n,
+                           int64_t *t0_ns) {
+  struct drawn_row *k = malloc((t->n_rows + 1) * sizeof *k);
+  uint32_t *r = malloc((t->n_rows + 1) * sizeof *r);
+  if (!k || !r) {
+    free(k);
+    free(r);
+    return DS_ENOMEM;
+  }
+  size_t m = 0;
+  int64_t t0 = INT64_MAX;
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const struct ds_trace_row *row = &t->rows[i];
+    if (row->iter != iter) continue;
+    const struct ds_op *o = &row->sched->ops[row->op];
+    k[m++] = (struct drawn_row){o->rank, o->id, (uint32_t)i};
+    if (row->start_ns < t0) t0 = row->start_ns;
+  }
+  qsort(k, m, sizeof *k, cmp_drawn_row);
+  for (size_t i = 0; i < m; i++) r[i] = k[i].row;
+  free(k);
+  *rows = r;
+  *n = m;
+  *t0_ns = m ? t0 : 0;
+  return DS_OK;
+}
+
 /* Boxes (index 0) and bucket labels (index 1) of one side. */
 static void side_data(FILE *fp, const struct ds_trace *t, int32_t iter,
                       const struct lane *l, size_t nl, int sides, int side,
@@ -111,7 +156,7 @@ static void side_data(FILE *fp, const struct ds_trace *t, int32_t iter,
   uint32_t *rows = NULL;
   size_t n = 0;
   int64_t t0 = 0;
-  if (ds_compare_iter_rows(t, iter, &rows, &n, &t0) != DS_OK) return;
+  if (iter_rows(t, iter, &rows, &n, &t0) != DS_OK) return;
   for (size_t i = 0; i < n; i++) {
     const struct ds_trace_row *r = &t->rows[rows[i]];
     const struct ds_op *o = &r->sched->ops[r->op];

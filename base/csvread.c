@@ -204,6 +204,13 @@ ds_status ds_csvread_file(struct ds_csvread *r, const char *flag) {
   struct ds_csvread_lines l = {path, r->err, &r->st, &r->line, &r->row_line,
                                &r->at_row_start, NULL, field_cb, row_cb, r};
   ds_csvread_lines(fp, &l);
+  /* a table that cannot be read is the user's input, as one that cannot be
+   * opened (exit 2; analyze's traces alike): standard input closed (<&-)
+   * reads EBADF */
+  if (r->st == DS_EIO) {
+    r->st = DS_EINPUT;
+    if (r->err) r->err->status = r->st;
+  }
   if (r->st == DS_OK && r->line == 0)
     r->st = ds_err_set(r->err, DS_EINPUT, "%s %s: the file is empty; expected a header row "
                        "naming the columns, then data rows", flag, path);

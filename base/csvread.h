@@ -106,11 +106,15 @@ void ds_csvread_close_input(FILE *fp);
 /* Reads r->path ("-": standard input, named so in messages; flag names
  * the option that gave it, for "FLAG PATH:
  * cannot open", "FLAG PATH: is a directory; ...", "FLAG PATH: the file is
- * empty; ..."). A UTF-8 byte order mark before the first line is skipped;
+ * empty; ..."). r->path is left as that name: "standard input" for "-"
+ * (ds_csvread_input_name), so callers' own messages after the read name it
+ * alike. A UTF-8 byte order mark before the first line is skipped;
  * a carriage return alone ends a line (ds_csvread_lines). Errors are
  * DS_EINPUT naming FILE:LINE (a file with no header row or no data row is
  * one, and so are a NUL byte in a field and a header naming a column
- * twice), DS_EIO, DS_ENOMEM; the status is also left in r->st. */
+ * twice; a file that cannot be opened or read, standard input closed
+ * among them, is one too: exit 2), DS_ENOMEM; the status is also left in
+ * r->st. */
 ds_status ds_csvread_file(struct ds_csvread *r, const char *flag);
 
 /* The index of the header's column named name, or -1. */

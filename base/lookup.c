@@ -168,6 +168,14 @@ static ds_status lookup(const char *kind, const char *what, const char *arg,
                     arg, tried);
 }
 
+ds_status ds_lookup_refuse_stdin(const char *kind, const char *name, const char *value,
+                                 struct ds_err *err) {
+  const char *why = strcmp(kind, "topologies") == 0
+                        ? "a topology's GPU table is looked for beside its file"
+                        : "a model is a YAML file found by path or name";
+  return ds_cli_refuse_stdin(err, name, value, why, "a file's path or a shipped name");
+}
+
 ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
                          char *out, size_t cap, struct ds_err *err) {
   return lookup(kind, what, arg, 1, out, cap, err);

@@ -22,6 +22,15 @@ extern "C" {
 ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
                          char *out, size_t cap, struct ds_err *err);
 
+/* "-" for a topology or a model (kind as ds_lookup_file; name "option
+ * --topo", "argument TOPOLOGY", "option --model"): refused, DS_EUSAGE, by
+ * base/cli.h's ds_cli_refuse_stdin with each kind's one reason (a
+ * topology's GPU table is looked for beside its file; a model is a YAML
+ * file found by path or name), so every flag that takes one says it alike.
+ * DS_OK for any other value. */
+ds_status ds_lookup_refuse_stdin(const char *kind, const char *name, const char *value,
+                                 struct ds_err *err);
+
 /* The GPU table for a topology file: gpus.yaml beside it when there is one
  * (a user's own table), otherwise the shipped topologies/gpus.yaml found as
  * ds_lookup_file finds data files. */

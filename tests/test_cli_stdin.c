@@ -73,8 +73,45 @@ Test(cli_stdin, csv_inputs_read_standard_input) {
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--measured standard input: the file is empty"), "%s", r.err);
   ds_test_release(&r);
+  /* standard input closed: the user's input, exit 2 for both (--measured
+   * said exit 1, analyze 2) */
+  static const char *const closed[] = {"analyze -", TINY "--bucket-mb 1,25 --measured -"};
+  for (size_t i = 0; i < 2; i++) {
+    r = run_from(ds_test_ddpsim(), closed[i], "&-");
+    cr_assert_eq(r.status, 2, "%s: status %d, %s", closed[i], r.status, r.err);
+    cr_assert(strstr(r.err, "standard input: "), "%s: %s", closed[i], r.err);
+    cr_assert_str_eq(r.out, "", "%s", closed[i]);
+    ds_test_release(&r);
+  }
   unlink(trace);
   unlink(table);
+}
+
+/* collective --reference -: the table's name in the plot's line and in the
+ * refusal of a table with no row at the run's rank count (that one said
+ * "-: no row at 4 ranks"). */
+Test(cli_stdin, collective_reference_reads_standard_input) {
+  ds_test_require_gnuplot();
+  char table[] = "/tmp/ddpsim-stdin-ref-XXXXXX", png[64];
+  ds_test_write_temp(table, "size_bytes,busbw_gbps,n_ranks\n1048576,30,8\n1048576,20,4\n");
+  snprintf(png, sizeof png, "%s.png", table);
+  char args[512];
+  snprintf(args, sizeof args, "collective --topo dgx-a100 -g 4 -b 1M -e 2M --plot %s "
+           "--reference -", png);
+  struct ds_test_result r = run_from(ds_test_ddpsim(), args, table);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "# reference: 1 point of standard input drawn on "), "%s", r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "collective --topo dgx-a100 -g 2 -b 1M -e 2M --plot %s "
+           "--reference -", png);
+  r = run_from(ds_test_ddpsim(), args, table);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "standard input: no row at 2 ranks (the run's, option -g)"), "%s",
+            r.err);
+  cr_assert_str_eq(r.out, "");
+  ds_test_release(&r);
+  unlink(table);
+  unlink(png);
 }
 
 Test(cli_stdin, files_found_by_path_refuse_standard_input) {
@@ -84,7 +121,10 @@ Test(cli_stdin, files_found_by_path_refuse_standard_input) {
       {0, "--topo 4gpu --calib tests/data/tiny-calib.yaml,-",
        "option --calib -: standard input is not read ("},
       {0, "topo -", "argument TOPOLOGY -: standard input is not read (a topology's GPU"},
-      {0, "topo import -", "argument FILE -: standard input is not read ("},
+      {0, "topo import -", "argument FILE -: standard input is not read (import names the "
+                           "topology and finds a GPU table from the first file's path)"},
+      {0, "topo import x.txt -", "argument FILE -: standard input is not read (import reads "
+                                 "every node's file by its path, as the first"},
       {0, "topo import x.xml --gpus -", "option --gpus -: standard input is not read ("},
       {0, "collective --topo -", "option --topo -: standard input is not read ("},
       {0, "buckets --model -", "option --model -: standard input is not read ("},

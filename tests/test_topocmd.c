@@ -133,6 +133,12 @@ Test(topocmd, hops_sharing_a_link_divide_it_in_the_bound) {
   o = run("docs/examples/4x-rtx4090-nop2p.yaml --format json");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_float_eq(ds_test_json_number(o.text, "ring.busbw_bound_gbps"), 11.2, 1e-9, "%s", o.text);
+  cr_assert(strstr(o.text, "\"busbw_bound_link\": {\"from\": \"cpu0\", \"to\": \"cpu1\", "
+                           "\"hops\": 4, \"bw_gbps\": 44.8}"), "%s", o.text);
+  free(o.text);
+  o = run("docs/examples/8x-l40s-2socket.yaml --format json");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "\"busbw_bound_link\": null"), "%s", o.text);
   free(o.text);
   o = run("docs/examples/8x-l40s-2socket.yaml");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
@@ -420,6 +426,15 @@ static void json_matches_text(const char *args) {
   has(x, j, "hop latency up to %.2f us; 2(N-1) steps cross %.2f us in all\n",
       num(j, "ring.max_hop_lat_us"), num(j, "ring.steps_lat_us"));
   has(x, j, "plain ring all-reduce: busbw at most %.1f GB/s", num(j, "ring.busbw_bound_gbps"));
+  if (has_path(j, "ring.busbw_bound_link")) {
+    char to[64];
+    has(x, j, "%d hops cross %s -> %s, %.1f GB/s)\n", (int)num(j, "ring.busbw_bound_link.hops"),
+        json_str(j, "ring.busbw_bound_link.from", s, sizeof s),
+        json_str(j, "ring.busbw_bound_link.to", to, sizeof to),
+        num(j, "ring.busbw_bound_link.bw_gbps"));
+  } else {
+    cr_assert(!strstr(x, " hops cross "), "a link named that the JSON lacks: %s", x);
+  }
   if (has_path(j, "ring.rails.1")) {
     has(x, j, "rail 1: GPUs %d", (int)num(j, "ring.rails.1.gpus.0"));
     has(x, j, "; bottleneck %.1f GB/s\n", num(j, "ring.rails.1.bottleneck_gbps"));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/cli.h"
+#include "base/lookup.h"
 #include "base/units.h"
 #include "base/values.h"
 #include "sim/cli/options_check.h"
@@ -687,12 +688,10 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   /* YAML inputs are files, found by path or name: "-" refused
    * (base/csvread.h: the CSV tables read standard input) */
   if (strcmp(flag, "--topo") == 0) {
-    DS_CHECK(ds_cli_refuse_stdin(err, "option --topo", v, "a topology's GPU table is looked for beside its file",
-                                 "a file's path or a shipped name"));
+    DS_CHECK(ds_lookup_refuse_stdin("topologies", "option --topo", v, err));
     o->topo = v;
   } else if (strcmp(flag, "--model") == 0) {
-    DS_CHECK(ds_cli_refuse_stdin(err, "option --model", v, "a model is a YAML file found by "
-                                 "path or name", "a file's path or a shipped name"));
+    DS_CHECK(ds_lookup_refuse_stdin("models", "option --model", v, err));
     o->model = v;
   }
   else if (strcmp(flag, "--strategy") == 0)

@@ -49,7 +49,9 @@ static const char usage[] =
     "bucket whatever --bucket-mb, never rebuilt; rule pytorch1.4). 1.9: iteration 0\n"
     "binned so too, rebuilt in gradient-ready order with a 1 MiB first bucket\n"
     "(rule pytorch1.9; find_unused under --find-unused-parameters); the rebuild's\n"
-    "1 MiB is C++'s, so 1.9 refuses F.\n";
+    "1 MiB is C++'s, so 1.9 refuses F.\n"
+    "--model: a file's path or a shipped name; - (standard input) is refused: a\n"
+    "model is a YAML file found by path or name.\n";
 
 static ds_status parse_mib(const char *flag, const char *v, double *out, struct ds_err *err) {
   /* one layout per call: a list or range would otherwise read as a bad size */
@@ -80,8 +82,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
     if (ds_cli_is_help(f)) o->help = 1;
     else if (strcmp(f, "--model") == 0) {
-      DS_CHECK(ds_cli_refuse_stdin(err, "option --model", v, "a model is a YAML file found by "
-                                   "path or name", "a file's path or a shipped name"));
+      DS_CHECK(ds_lookup_refuse_stdin("models", "option --model", v, err));
       o->model = v;
     }
     else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, v, &o->bucket_mb, err));

@@ -582,8 +582,8 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
     char from[160];
     if (o.ranks) snprintf(from, sizeof from, "the run's, option -g");
     else snprintf(from, sizeof from, "the run's: every GPU of topology %s", topo->name);
-    st = ds_busbw_keep_ranks(&ref, o.reference, o.ranks ? o.ranks : topo->n_gpus, from,
-                             &ref_dropped, err);
+    st = ds_busbw_keep_ranks(&ref, ds_csvread_input_name(o.reference),
+                             o.ranks ? o.ranks : topo->n_gpus, from, &ref_dropped, err);
   }
   /* The table is made in memory and printed whole once every size ran and
    * the plot is drawn: a refusal (a collective that cannot run on these

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/lookup.h"
 #include "base/gnuplot.h"
 #include "base/nccltests.h"
 #include "base/outputs.h"
@@ -163,8 +164,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
                           : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", v);
     if (ds_cli_is_help(f)) o->help = 1;
     else if (strcmp(f, "--topo") == 0) {
-      DS_CHECK(ds_cli_refuse_stdin(err, "option --topo", v, "a topology's GPU table is looked for beside its file",
-                                   "a file's path or a shipped name"));
+      DS_CHECK(ds_lookup_refuse_stdin("topologies", "option --topo", v, err));
       o->topo = v;
     }
     else if (strcmp(f, "--op") == 0) o->op = v;

@@ -27,8 +27,9 @@ static const char usage[] =
     "matrix (with `nvidia-smi -L`'s lines in the same file, or --gpu, to name the\n"
     "GPU); the format is detected. Comments say where every value came from and\n"
     "what was assumed. One FILE per node, or one FILE and --nodes N for N alike.\n"
-    "FILE is a saved file, not - (standard input): the topology's name and GPU\n"
-    "table come from the first one's path (nvidia-smi topo -m > m.txt).\n"
+    "Each FILE is a saved file, not - (standard input): the topology's name and\n"
+    "GPU table come from the first one's path, and -o is checked against every\n"
+    "one's (nvidia-smi topo -m > m.txt).\n"
     "  --nic COUNTxBW    NICs per node and their speed (8x400Gbps; or BW alone),\n"
     "                    over what the files say; BW needs its unit (Gbps, GBps);\n"
     "                    two nodes or more (one node's topology has no NICs)\n"
@@ -94,8 +95,13 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     if (!f) {
       if (a->n_files == IMPORT_FILES_MAX)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: at most %d files", IMPORT_FILES_MAX);
-      DS_CHECK(ds_cli_refuse_stdin(err, "argument FILE", v, "import names the topology and "
-                                   "finds a GPU table from the first file's path",
+      /* the first names the topology; each, later ones too, is read by path */
+      DS_CHECK(ds_cli_refuse_stdin(err, "argument FILE", v,
+                                   a->n_files == 0 ? "import names the topology and finds a "
+                                                     "GPU table from the first file's path"
+                                                   : "import reads every node's file by its "
+                                                     "path, as the first, and checks -o "
+                                                     "against each",
                                    "the saved file, e.g. nvidia-smi topo -m > m.txt"));
       a->files[a->n_files++] = v;
     } else if (ds_cli_is_help(f)) {

@@ -91,7 +91,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       if (o->topo)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo: one topology, got \"%s\" and \"%s\"",
                           o->topo, v);
-      DS_CHECK(ds_cli_refuse_stdin(err, "argument TOPOLOGY", v, "a topology's GPU table is looked for beside its file", "a file's path or a shipped name"));
+      DS_CHECK(ds_lookup_refuse_stdin("topologies", "argument TOPOLOGY", v, err));
       o->topo = v;
     } else if (ds_cli_is_help(f)) {
       o->help = 1;
@@ -378,12 +378,10 @@ static void print_channels(FILE *out, const struct ds_ring *r) {
   }
 }
 
-/* The bound's reason where hops of the ring q that runs share the link
- * that sets it (coll.h ds_ring_busbw_bound: below the slowest hop's own
- * bandwidth): " (4 hops cross cpu0 -> cpu1, 44.8 GB/s)"; reordered: q is
- * the one rail that runs in rank order's place. */
-static void print_shared_link(FILE *out, const struct ds_topo *t, const struct ds_ring *q,
-                              int reordered) {
+int32_t ds__topocmd_bound_link(const struct ds_topo *t, const struct ds_ring *r,
+                               uint32_t *hops) {
+  if (r->n_rails > 1) return -1;
+  const struct ds_ring *q = r->n_rails == 1 ? &r->rails[0] : r;
   int32_t at = -1;
   for (int32_t a = 0; a < q->n_agg; a++) {
     double share = t->links[q->agg_links[a]].bw_bytes_per_s / q->agg_mult[a];
@@ -391,16 +389,28 @@ static void print_shared_link(FILE *out, const struct ds_topo *t, const struct d
         (at < 0 || share < t->links[q->agg_links[at]].bw_bytes_per_s / q->agg_mult[at]))
       at = a;
   }
-  if (at < 0) {
+  if (at < 0) return -1;
+  *hops = q->agg_mult[at];
+  return q->agg_links[at];
+}
+
+/* The bound's reason where hops of the ring that runs share the link
+ * that sets it (ds__topocmd_bound_link): " (4 hops cross cpu0 -> cpu1,
+ * 44.8 GB/s)"; reordered: the one rail that runs in rank order's place. */
+static void print_shared_link(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
+  int reordered = r->n_rails == 1;
+  uint32_t hops = 0;
+  int32_t link = ds__topocmd_bound_link(t, r, &hops);
+  if (link < 0) {
     if (reordered) fputs(" (reordered)", out);
     return;
   }
-  const struct ds_link *l = &t->links[q->agg_links[at]];
+  const struct ds_link *l = &t->links[link];
   char a[128], b[128];
   ds__topocmd_vertex_label(t, l->src, 1, a, sizeof a);
   ds__topocmd_vertex_label(t, l->dst, 1, b, sizeof b);
   fprintf(out, " (%s%u hops cross %s -> %s, %.1f GB/s)", reordered ? "reordered; " : "",
-          q->agg_mult[at], a, b, l->bw_bytes_per_s / 1e9);
+          hops, a, b, l->bw_bytes_per_s / 1e9);
 }
 
 static void print_ring(FILE *out, struct ds_topo *t, const struct ds_ring *r) {
@@ -415,7 +425,7 @@ static void print_ring(FILE *out, struct ds_topo *t, const struct ds_ring *r) {
   fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s",
           ds_ring_busbw_bound(r) / 1e9);
   if (r->n_rails > 1) fputs(" (the rails together)", out);
-  else print_shared_link(out, t, r->n_rails == 1 ? &r->rails[0] : r, r->n_rails == 1);
+  else print_shared_link(out, t, r);
   fputc('\n', out);
   print_channels(out, r);
   struct ds_nccl_model m;

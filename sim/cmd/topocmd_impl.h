@@ -36,6 +36,14 @@ ds_status ds__topocmd_link_groups(const struct ds_topo *t, struct ds__topocmd_li
                                   struct ds_err *err);
 void ds__topocmd_link_groups_free(struct ds__topocmd_link_groups *g);
 
+/* The link several hops of the ring that runs (r, or its one reordered
+ * rail) cross where it, not the slowest hop's own bandwidth, sets the
+ * plain ring all-reduce's bound (coll.h ds_ring_busbw_bound): its index in
+ * t->links, *hops the hops that cross it; -1 where no link does or the
+ * rails run together. The text names it, the JSON's busbw_bound_link. */
+int32_t ds__topocmd_bound_link(const struct ds_topo *t, const struct ds_ring *r,
+                               uint32_t *hops);
+
 /* What describe() settled: the GPUs routed (from == to: no link), the
  * route's links, the ranks, and the ring over them (NULL for one rank). */
 struct ds__topocmd_facts {

@@ -168,8 +168,10 @@ static void write_route(FILE *out, const struct ds_topo *t, const struct ds__top
 }
 
 /* The ring, the rails that run in its place ([] where it runs itself) and
- * the bound on a plain ring all-reduce's busbw. */
-static void write_ring(FILE *out, const struct ds_ring *r) {
+ * the bound on a plain ring all-reduce's busbw, with the link that sets it
+ * where several hops cross one (null where none does: the text's "4 hops
+ * cross cpu0 -> cpu1, 44.8 GB/s"). */
+static void write_ring(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
   int32_t slow = 0;
   for (int32_t i = 1; i < r->n; i++)
     if (r->hop_bw[i] < r->hop_bw[slow]) slow = i;
@@ -180,6 +182,20 @@ static void write_ring(FILE *out, const struct ds_ring *r) {
   next_num(out, "max_hop_lat_us", r->max_lat_ns / 1e3);
   next_num(out, "steps_lat_us", r->path_lat_ns / 1e3);
   next_num(out, "busbw_bound_gbps", ds_ring_busbw_bound(r) / 1e9);
+  uint32_t hops = 0;
+  int32_t link = ds__topocmd_bound_link(t, r, &hops);
+  fputs(", \"busbw_bound_link\": ", out);
+  if (link >= 0) {
+    fputs("{\"from\": ", out);
+    label(out, t, t->links[link].src);
+    fputs(", \"to\": ", out);
+    label(out, t, t->links[link].dst);
+    fprintf(out, ", \"hops\": %u, ", hops);
+    num(out, "bw_gbps", t->links[link].bw_bytes_per_s / 1e9);
+    fputc('}', out);
+  } else {
+    fputs("null", out);
+  }
   fputs(", \"rails\": [", out);
   for (int32_t k = 0; k < r->n_rails; k++) {
     const struct ds_ring *q = &r->rails[k];
@@ -248,7 +264,7 @@ ds_status ds__topocmd_json(FILE *out, struct ds_topo *t, const struct ds__topocm
     fputs("  \"ring\": null,\n  \"channels\": null,\n  \"nccl_model\": null,\n"
           "  \"nccl_model_unavailable\": \"one rank: no communication\"\n", out);
   } else {
-    write_ring(out, f->ring);
+    write_ring(out, t, f->ring);
     write_channels(out, t, f->ring);
   }
   fputs("}\n", out);

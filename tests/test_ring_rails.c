@@ -540,6 +540,16 @@ Test(ring_rails, a_faster_link_never_slows_the_aggregated_rails) {
 
 /* Sets the bandwidth of every network link on rail k's hops (as planned
  * now) to bw. */
+/* Two nodes of 4 GPUs on NVLink so fast (900 GB/s) that the NICs (10 GB/s,
+ * one per rail) pace every rail. */
+static const char NIC_BOUND_TOPO[] =
+    "schema_version: 1\nname: nic-bound\ngpu: TestGPU\nnodes: 2\n"
+    "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n  link_bw: 900GBps\n"
+    "  link_lat: 1.5us\ninter_node:\n  template: ib\n  nics_per_node: 4\n"
+    "  nic_bw: 10GBps\n  nic_lat: 5us\n  gpu_nic_bw: 100GBps\n"
+    "  gpu_nic_lat: 1us\ncompute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n"
+    "  kernel_overhead: 0us\n  fp32_math: fp32\n";
+
 static void set_rail_nics(struct harness *h, int32_t k, double bw) {
   open_rails(h, NULL, 8, 4);
   const struct ds_ring *rail = &h->ring.rails[k];
@@ -563,13 +573,7 @@ Test(ring_rails, a_faster_rail_never_slows_unequal_rails) {
    * falls as any link speeds up; the form then meets the aggregated run
    * (164.9 us at 1 MiB however fast rail 1). */
   struct harness h;
-  harness_load_text(&h,
-                    "schema_version: 1\nname: nic-bound\ngpu: TestGPU\nnodes: 2\n"
-                    "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n  link_bw: 900GBps\n"
-                    "  link_lat: 1.5us\ninter_node:\n  template: ib\n  nics_per_node: 4\n"
-                    "  nic_bw: 10GBps\n  nic_lat: 5us\n  gpu_nic_bw: 100GBps\n"
-                    "  gpu_nic_lat: 1us\ncompute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n"
-                    "  kernel_overhead: 0us\n  fp32_math: fp32\n",
+  harness_load_text(&h, NIC_BOUND_TOPO,
                     "tests/data/gpus.yaml");
   set_rail_nics(&h, 0, 3e9);
   const double sizes[] = {1 << 16, 1 << 20, 8 << 20};
@@ -603,13 +607,7 @@ Test(ring_rails, a_faster_rail_never_slows_unequal_rails) {
  * time stand for it (164917 ns first, 152917 last, at 1 MiB). */
 Test(ring_rails, the_slow_rail_paces_wherever_it_sits) {
   struct harness h;
-  harness_load_text(&h,
-                    "schema_version: 1\nname: nic-bound\ngpu: TestGPU\nnodes: 2\n"
-                    "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n  link_bw: 900GBps\n"
-                    "  link_lat: 1.5us\ninter_node:\n  template: ib\n  nics_per_node: 4\n"
-                    "  nic_bw: 10GBps\n  nic_lat: 5us\n  gpu_nic_bw: 100GBps\n"
-                    "  gpu_nic_lat: 1us\ncompute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n"
-                    "  kernel_overhead: 0us\n  fp32_math: fp32\n",
+  harness_load_text(&h, NIC_BOUND_TOPO,
                     "tests/data/gpus.yaml");
   double closed[2];
   int64_t agg[2];

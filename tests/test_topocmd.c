@@ -202,6 +202,11 @@ Test(topocmd, check_args_validates_the_flags_without_reading_a_file) {
   char *nic[] = {"topo", "import", "missing.xml", "--nic", "8x", NULL};
   cr_assert_eq(ds_topocmd_check_args(5, nic, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "option --nic: expected COUNTxBW"), "%s", err.msg);
+  /* a count out of range says the range (1 to 1024: the topology then
+   * checks it against the GPUs a node has) */
+  char *zero[] = {"topo", "import", "missing.xml", "--nic", "0x400Gbps", NULL};
+  cr_assert_eq(ds_topocmd_check_args(5, zero, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "with a COUNT from 1 to 1024, got \"0x400Gbps\""), "%s", err.msg);
   char *topo[] = {"topo", "missing.yaml", "--world-size", "2", NULL};
   cr_assert_eq(ds_topocmd_check_args(4, topo, &err), DS_OK, "%s", err.msg);
   char *import[] = {"topo", "import", "missing.xml", "--nodes", "2", NULL};

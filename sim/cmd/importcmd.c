@@ -58,7 +58,8 @@ static ds_status parse_nic(const char *v, struct ds_import_options *o, struct ds
   if (x && x != v) {
     long n = strtol(v, &end, 10);
     if (end != x || n < 1 || n > 1024)
-      return ds_err_set(err, DS_EUSAGE, "option --nic: expected COUNTxBW (8x400Gbps), got \"%s\"", v);
+      return ds_err_set(err, DS_EUSAGE, "option --nic: expected COUNTxBW (8x400Gbps) with a "
+                        "COUNT from 1 to 1024, got \"%s\"", v);
     o->nic_count = (int32_t)n;
     v = x + 1;
   }

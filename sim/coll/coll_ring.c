@@ -154,27 +154,43 @@ static double steps_time(const double *d, const double *l, const double *p, int3
   return best;
 }
 
-/* Kinds of hop a ring_steps call tells apart at most: hops of one kind have
- * the same bandwidth and pace bandwidth (NVLink and network hops on the
- * shipped topologies: one or two); more, and each hop is its own. */
-#define HOP_KINDS_MAX 8
-
 static int same_double(double a, double b) {
   return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Paces a look through those kept finds: a ring's hops are of one or two
+ * kinds (NVLink and network hops on the shipped topologies); more, and
+ * they are sorted instead. */
+#define PACES_LOOKED_UP 8
+
+/* The distinct values of p[0 .. n) into vals (room for n), in any order
+ * (steps_time takes the largest score over them); their count. Sorting a
+ * rail's 512 paces for its two values cost more than the scans
+ * (bench/README.md, 2026-11-29 "the rails' step time"). */
+static int32_t distinct_paces(const double *p, int32_t n, double *vals) {
+  int32_t n_v = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t v = 0;
+    while (v < n_v && !(vals[v] == p[i])) v++;
+    if (v < n_v) continue;
+    if (n_v == PACES_LOOKED_UP) {
+      memcpy(vals, p, (size_t)n * sizeof *vals);
+      qsort(vals, (size_t)n, sizeof *vals, cmp_double);
+      n_v = 0;
+      for (int32_t w = 0; w < n; w++)
+        if (w == 0 || !(vals[w] == vals[n_v - 1])) vals[n_v++] = vals[w];
+      return n_v;
+    }
+    vals[n_v++] = p[i];
+  }
+  return n_v;
 }
 
 /* steps_time on ring r with step_bytes a step, each hop moving at its
  * hop_share_bw; rails_paced: a send waiting on a hop takes the step at its
  * hop_rails_bw where r is a rail (the aggregated rails' pace), else at
  * hop_share_bw (the ring alone). *pace_ns (may be NULL) gets steps *
- * p_slow, the part the slowest pace charges.
- *
- * Hops of the same (bandwidth, pace bandwidth), bit for bit, get the same d
- * and p from the same division, so each kind's are computed once and its
- * hops copy them, and the distinct paces steps_time scans are the kinds'
- * (equal paces of two kinds scanned once): a rail of 512 hops has two kinds,
- * where sorting its 512 paces for their distinct values cost more than the
- * scans (bench/README.md, 2026-11-29 "the rails' step time"). */
+ * p_slow, the part the slowest pace charges. */
 static double ring_steps(const struct ds_ring *r, int32_t steps, double step_bytes,
                          int rails_paced, double *pace_ns) {
   if (pace_ns) *pace_ns = 0;
@@ -184,51 +200,13 @@ static double ring_steps(const struct ds_ring *r, int32_t steps, double step_byt
   const double *pace_bw = rails_paced && r->hop_rails_bw ? r->hop_rails_bw : bw;
   if (!d) return r->path_lat_ns + steps * step_bytes / r->min_bw * 1e9;
   double *p = d + r->n, *m_vals = p + r->n;
-  double kind_bw[HOP_KINDS_MAX], kind_pace_bw[HOP_KINDS_MAX];
-  double kind_d[HOP_KINDS_MAX], kind_p[HOP_KINDS_MAX];
-  int32_t n_kinds = 0, kind = 0, n_m = 0;
-  for (int32_t i = 0; i < r->n && n_kinds <= HOP_KINDS_MAX; i++) {
-    if (n_kinds == 0 || !same_double(bw[i], kind_bw[kind]) ||
-        !same_double(pace_bw[i], kind_pace_bw[kind])) {
-      for (kind = 0; kind < n_kinds; kind++)
-        if (same_double(bw[i], kind_bw[kind]) && same_double(pace_bw[i], kind_pace_bw[kind]))
-          break;
-      if (kind == n_kinds) {
-        if (n_kinds == HOP_KINDS_MAX) {
-          n_kinds++; /* too many: every hop its own, below */
-          break;
-        }
-        kind_bw[kind] = bw[i];
-        kind_pace_bw[kind] = pace_bw[i];
-        kind_d[kind] = step_bytes / bw[i] * 1e9;
-        kind_p[kind] = step_bytes / pace_bw[i] * 1e9;
-        if (kind_p[kind] < kind_d[kind]) kind_p[kind] = kind_d[kind];
-        n_kinds++;
-      }
-    }
-    d[i] = kind_d[kind];
-    p[i] = kind_p[kind];
+  for (int32_t i = 0; i < r->n; i++) {
+    d[i] = step_bytes / bw[i] * 1e9;
+    p[i] = step_bytes / pace_bw[i] * 1e9;
+    if (p[i] < d[i]) p[i] = d[i];
     if (p[i] > p_max) p_max = p[i];
   }
-  if (n_kinds <= HOP_KINDS_MAX) {
-    for (int32_t k = 0; k < n_kinds; k++) {
-      int32_t v = 0;
-      while (v < n_m && !(m_vals[v] == kind_p[k])) v++;
-      if (v == n_m) m_vals[n_m++] = kind_p[k];
-    }
-  } else {
-    p_max = 0;
-    for (int32_t i = 0; i < r->n; i++) {
-      d[i] = step_bytes / bw[i] * 1e9;
-      p[i] = step_bytes / pace_bw[i] * 1e9;
-      if (p[i] < d[i]) p[i] = d[i];
-      if (p[i] > p_max) p_max = p[i];
-    }
-    memcpy(m_vals, p, (size_t)r->n * sizeof *m_vals);
-    qsort(m_vals, (size_t)r->n, sizeof *m_vals, cmp_double);
-    for (int32_t v = 0; v < r->n; v++)
-      if (v == 0 || !(m_vals[v] == m_vals[n_m - 1])) m_vals[n_m++] = m_vals[v];
-  }
+  int32_t n_m = distinct_paces(p, r->n, m_vals);
   double t = steps_time(d, r->hop_lat_ns, p, r->n, steps, m_vals, n_m);
   free(d);
   if (pace_ns) *pace_ns = steps * p_max;

@@ -218,7 +218,7 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
       fprintf(fp, "%s%d", i ? ", " : "", c->left_out[i]);
     fprintf(fp, ": not predicted iteration %d's schedule%s\n", c->pred_iter,
             strcmp(c->meas->source, "sim") == 0
-                ? " (a ddpsim trace's iterations before DDP's bucket rebuild)" : "");
+                ? " (a ddpsim trace's iterations up to DDP's bucket rebuild)" : "");
   }
   fprintf(fp, "joined     %zu ops on %d rank%s by (rank, op id); times from each "
           "iteration's start\n\n", c->n_ops, c->world_size,

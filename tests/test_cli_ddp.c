@@ -181,6 +181,75 @@ Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
   ds_test_release(&r);
 }
 
+/* The trace's ops whose name starts with prefix, per iteration (0..4). */
+static void count_prefixed(const char *path, const char *prefix, int per_iter[5]) {
+  char *text = ds_test_slurp(path);
+  int name = -1, iter = -1;
+  size_t k = strlen(prefix);
+  memset(per_iter, 0, 5 * sizeof *per_iter);
+  for (const char *line = text; line && *line;
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (*line == '#') continue;
+    if (name < 0) { /* the header */
+      name = ds_test_csv_column(line, "name");
+      iter = ds_test_csv_column(line, "iter");
+      continue;
+    }
+    const char *f = line;
+    for (int c = 0; c < name; c++) f = strchr(f, ',') + 1;
+    if (strncmp(f, prefix, k) != 0) continue;
+    int it = (int)ds_test_csv_field(line, iter);
+    cr_assert(it >= 0 && it < 5);
+    per_iter[it]++;
+  }
+  free(text);
+}
+
+Test(cli, the_rebuilds_forward_runs_where_it_is_not_the_reported_iteration) {
+  /* Expected, because reducer.cpp's rebuild_buckets runs
+   * sync_bucket_indices (two broadcasts, each with its host op, two copies
+   * and the host's wait: 10 ops per rank, 4 ranks) in the first forward on
+   * the rebuilt layout: iteration 1, static_graph's 2; never where the
+   * buckets are not rebuilt (find_unused_parameters, PyTorch 1.4). The
+   * reported (last) iteration stands for the steady state, so with the
+   * default --iters 2 (static_graph: 3) it is built without them. With
+   * gradient_as_bucket_view and 1.9's kept .grad, the copies into the new
+   * buckets too: one kernel op per bucket (2; tiny-topo's host costs are
+   * 0, so no host op). (Before the change: no rebuild op: fails.) */
+  const struct { const char *args; int iter, ops, copies; } cases[] = {
+      {"--iters 2", 1, 0, 0},
+      {"--iters 3", 1, 40, 0},
+      {"--iters 3 --grad-as-bucket-view", 1, 40, 0},
+      {"--iters 3 --grad-as-bucket-view --pytorch-version 1.9", 1, 40, 8},
+      {"--iters 3 --pytorch-version 1.9", 1, 40, 0},
+      {"--iters 3 --find-unused-parameters", 1, 0, 0},
+      {"--iters 3 --pytorch-version 1.4", 1, 0, 0},
+      {"--static-graph", 2, 0, 0},
+      {"--static-graph --iters 4", 2, 40, 0},
+      {"--iters 5 --grad-accum 2", 1, 40, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    char path[] = "/tmp/ddpsim_test_rebuild_XXXXXX";
+    ds_test_write_temp(path, "");
+    char args[256];
+    snprintf(args, sizeof args, TINY "%s --trace %s", cases[c].args, path);
+    struct ds_test_result r = ds_test_cli(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    ds_test_release(&r);
+    int n[5], v[5];
+    count_prefixed(path, "rebuild.", n);
+    count_prefixed(path, "bucket0.view_copy", v);
+    int v1[5];
+    count_prefixed(path, "bucket1.view_copy", v1);
+    for (int it = 0; it < 5; it++) {
+      cr_assert_eq(n[it], it == cases[c].iter ? cases[c].ops : 0, "%s: iteration %d", args, it);
+      cr_assert_eq(v[it] + v1[it], it == cases[c].iter ? cases[c].copies : 0,
+                   "%s: iteration %d", args, it);
+    }
+    unlink(path);
+  }
+}
+
 Test(cli, pytorch_1_4_pays_one_div_per_bucket) {
   /* Expected, because --pytorch-version 1.4 adds PyTorch 1.4's div_ over
    * each bucket before its all-reduce (ddp.h). On one rank of tiny-topo

@@ -30,16 +30,16 @@ static int local_used_map(const struct ds_options *o, int32_t iter) {
 }
 
 static ds_status build_iteration(const struct config_run *c,
-                                 const struct ds_buckets *bk, int32_t iter, int64_t id_base,
-                                 int64_t coll_base, int template_only, struct ds_schedule *s,
-                                 struct ds_err *err) {
+                                 const struct ds_buckets *bk, int32_t iter, int rebuild,
+                                 int64_t id_base, int64_t coll_base, int template_only,
+                                 struct ds_schedule *s, struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ddp_options dopt = {
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
       o->proto.choice == DS_PROTO_CHOICE_FIXED ? o->proto.fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
       o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers, o->ddp_rules,
-      c->grad_accum, local_used_map(o, iter), o->free_loop};
+      c->grad_accum, local_used_map(o, iter), o->free_loop, rebuild};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -55,7 +55,7 @@ static ds_status build_iteration(const struct config_run *c,
  * ops alone, the template every rank runs (traces/shared_schedule.h). */
 static ds_status build_strategy_iteration(const struct config_run *c,
                                           const struct ds_buckets *bk, int32_t iter,
-                                          int64_t id_base,
+                                          int rebuild, int64_t id_base,
                                           int64_t coll_base, int template_only,
                                           struct ds_schedule *s,
                                           int64_t *n_coll, struct ds_err *err) {
@@ -86,9 +86,10 @@ static ds_status build_strategy_iteration(const struct config_run *c,
                         ds_status_message(DS_ENOMEM));
     struct ds_ddp_options counts = {.grad_accum = c->grad_accum,
                                     .broadcast_buffers = !o->no_broadcast_buffers,
-                                    .local_used_map = local_used_map(o, iter)};
+                                    .local_used_map = local_used_map(o, iter),
+                                    .rebuild_forward = rebuild};
     *n_coll = ds_ddp_colls_per_iteration(&counts, bk->n, buffer_buckets);
-    return build_iteration(c, bk, iter, id_base, coll_base, template_only, s, err);
+    return build_iteration(c, bk, iter, rebuild, id_base, coll_base, template_only, s, err);
   }
   default: /* ps runs outside the schedule path (run.c run_config, run_ps.c) */
     return ds_err_set(err, DS_EINTERNAL, "no schedule builder for --strategy %s",
@@ -120,7 +121,8 @@ ds_status ds__run_trace_capture(const struct config_run *c, const struct ds_trac
 /* The schedule file holds the steady state (the iteration after the
  * rebuild, the plan's `rebuilt` layout); the trace every simulated
  * iteration. Iterations before the first steady one (n_warm ops: iteration
- * 0, and 1 too under static_graph) carry their own ids; later ones are
+ * 0, and 1 too under static_graph; the rebuild's forward too where it runs
+ * its ops, rebuild_forward) carry their own ids; later ones are
  * copies of the schedule file's, so that the trace joins with a replay of
  * it. iter_at[k] is iteration k's first op in `all`. The schedule file's
  * durations carry --straggler's factors (factor, NULL: none), as the
@@ -138,8 +140,8 @@ static ds_status write_outputs(const struct config_run *c,
   ds_status st;
   int64_t n_coll;
   DS_CHECK_GOTO(ds_schedule_new(c->world, &steady), st, out);
-  DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, steady_iter, 0, 0, 0, steady, &n_coll,
-                                         err), st, out);
+  DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, steady_iter, 0, 0, 0, 0, steady,
+                                         &n_coll, err), st, out);
   if (o->schedule)
     DS_CHECK_GOTO(ds__run_write_schedule(o->schedule, steady, factor, &meta, err), st, out);
   if (o->trace || c->capture) {
@@ -162,6 +164,20 @@ out:
   ds_trace_free(trace);
   ds_schedule_free(steady);
   return st;
+}
+
+/* Whether DDP's iteration `iter` runs the bucket rebuild's forward (ddp.h
+ * rebuild_forward): the first iteration on the rebuilt layout, where the
+ * buckets are rebuilt, unless it is the last, the reported one. The
+ * reported iteration stands for the steady state that every later
+ * iteration repeats (and the schedule file holds it), so a one-time cost
+ * stays out of it: with the default --iters 2 (static_graph: 3) it is the
+ * rebuild's, built without the rebuild's ops; with more iterations the
+ * rebuild's forward runs them and a later one is reported. */
+static int rebuild_forward(const struct config_run *c, const struct ds_ddp_plan *plan,
+                           int32_t iter) {
+  return c->opt->strategy_id == DS_STRATEGY_DDP && plan->rebuild_iter > 0 &&
+         iter == plan->rebuild_iter && iter < c->opt->iters - 1;
 }
 
 /* The configuration's iterations as one shared schedule in *out
@@ -189,6 +205,7 @@ static ds_status build_run_schedule(const struct config_run *c, const struct ds_
     iter_at[it] = shared ? full_n : tmpl->n_ops;
     coll_base += n_coll;
     DS_CHECK_GOTO(build_strategy_iteration(c, ds_ddp_plan_layout(plan, (int32_t)it), (int32_t)it,
+                                           rebuild_forward(c, plan, (int32_t)it),
                                            (int64_t)iter_at[it], coll_base, shared, tmpl,
                                            &n_coll, err), st, out);
     full_n += (tmpl->n_ops - tmpl_at[it]) * (shared ? (size_t)c->world : 1);
@@ -344,7 +361,10 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
         DS_CHECK_GOTO(ds_shared_expand(sched, &expanded), st, oom);
         all = expanded;
       }
+      /* the first iteration whose ops are the steady state's: the one
+       * after the rebuild's forward where that one runs it */
       int32_t steady_iter = plan.rebuild_iter < o->iters ? plan.rebuild_iter : o->iters;
+      if (rebuild_forward(c, &plan, steady_iter)) steady_iter++;
       DS_CHECK_GOTO(write_outputs(c, &plan.rebuilt, steady_iter, all, iter_at, tm.start, tm.end,
                                   factor, err), st, out);
       ds_schedule_free(expanded);

@@ -75,11 +75,11 @@ ds_status ds__ddp_emit_host(int32_t rank, enum ds_op_kind kind, const char *name
  * kernel of the run may so start before its own launch ends; the next
  * op the host launches still waits for all of them). Nothing waits for
  * this op but the host stream's order. */
-ds_status ds__ddp_emit_host_rest(int32_t rank, const char *name, int32_t layer, int32_t bucket,
-                                 int32_t n, double each_ns, struct rank_tails *t,
-                                 struct ds_schedule_builder *bd) {
+ds_status ds__ddp_emit_host_rest(int32_t rank, enum ds_op_kind kind, const char *name,
+                                 int32_t layer, int32_t bucket, int32_t n, double each_ns,
+                                 struct rank_tails *t, struct ds_schedule_builder *bd) {
   int64_t launch = t->launch, id;
-  DS_CHECK(ds__ddp_emit_host(rank, DS_OP_BWD, name, layer, bucket, (n - 1) * each_ns, t, bd, &id));
+  DS_CHECK(ds__ddp_emit_host(rank, kind, name, layer, bucket, (n - 1) * each_ns, t, bd, &id));
   t->launch = launch;
   return DS_OK;
 }
@@ -154,7 +154,8 @@ int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_b
                                    int32_t n_buffer_buckets) {
   int64_t per_step = n_buckets + (opt->broadcast_buffers ? n_buffer_buckets : 0) +
                      (opt->local_used_map ? 1 : 0);
-  return per_step * (opt->grad_accum > 1 ? opt->grad_accum : 1);
+  return per_step * (opt->grad_accum > 1 ? opt->grad_accum : 1) +
+         (opt->rebuild_forward ? DS_DDP_REBUILD_COLLS : 0);
 }
 
 /* find_unused_parameters: when the last bucket is marked ready the
@@ -265,6 +266,18 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       t.host = op.id;
       host_deps[0] = op.id;
       n_host_deps = 1;
+    }
+    /* The bucket rebuild (rebuild_forward), in the first micro-step's
+     * forward only (the reducer rebuilds once; under no_sync too: its
+     * _pre_forward calls _rebuild_buckets whenever grad is enabled), its
+     * two broadcasts after every other collective of the iteration. */
+    if (step == 0 && opt->rebuild_forward) {
+      int64_t host_dep = n_host_deps ? host_deps[0] : -1;
+      int64_t rebuild_coll =
+          coll_base + (int64_t)(bk->n + n_bb + !!opt->local_used_map) * accum;
+      DS_CHECK_GOTO(ds__ddp_emit_rebuild(m, c, opt, bk, rebuild_coll, &host_dep, &t, rank, bd),
+                    st, out);
+      n_host_deps = 0;
     }
     /* The buffers go before the first micro-step only under no_sync: a
      * forward under no_sync clears require_forward_param_sync, which the

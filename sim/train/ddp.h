@@ -236,6 +236,20 @@ struct ds_ddp_options {
    * the default): the host waits for the step's GPU op, as a loop that
    * reads the loss every iteration (PyTorch's DDP benchmark) does. */
   int free_loop;
+  /* 1: this iteration's first forward is the bucket rebuild's (the first
+   * on the rebuilt layout `buckets`; reducer.cpp rebuild_buckets, called by
+   * _pre_forward after DDP's per-iteration host work, before the buffers'
+   * broadcast): sync_bucket_indices's two int32 broadcasts from rank 0,
+   * rebuild.indices (parameters + 1 ints) and rebuild.sizes (one int per
+   * bucket), each a host op (its copies' launches and the call), a copy to
+   * the device, the broadcast, a copy back that the compute stream runs
+   * after the broadcast, and the host's wait for it (rebuild.X.wait, the
+   * blocking copy); then under grad_as_bucket_view where .grad is kept
+   * (ds_compute grad_kept: 1.9's zero_grad) bucketK.view_copy, the copy of
+   * every .grad into its new bucket view (initialize_bucket_views). Two
+   * more collective ids (ds_ddp_colls_per_iteration), after the
+   * iteration's others. */
+  int rebuild_forward;
 };
 
 /* DDP's broadcast of module buffers (distributed.py _sync_buffers ->
@@ -283,9 +297,12 @@ ds_status ds_ddp_build(const struct ds_model *model,
 
 /* Collective ids (coll_base's unit) one iteration of ds_ddp_build uses:
  * (buckets + buffer buckets when broadcast_buffers + 1 with local_used_map)
- * x grad_accum micro-steps. */
+ * x grad_accum micro-steps, + DS_DDP_REBUILD_COLLS with rebuild_forward. */
 int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_buckets,
                                    int32_t n_buffer_buckets);
+/* sync_bucket_indices's broadcasts in the rebuild's forward (rebuild_forward):
+ * the last two ids of ds_ddp_colls_per_iteration's count. */
+#define DS_DDP_REBUILD_COLLS 2
 
 #ifdef __cplusplus
 }

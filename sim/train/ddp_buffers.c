@@ -96,6 +96,15 @@ ds_status ds__ddp_buffer_buckets(const struct ds_model *m, const struct ds_compu
  * its finish the buffer's host work, and the compute stream waits for the
  * broadcast (work.wait()) before its next kernel. */
 
+void ds__ddp_broadcast_algo(const struct ds_ddp_options *opt, double bytes, char *algo) {
+  algo[0] = '\0';
+  if (opt->nccl)
+    ds_ring_algo_name(opt->proto_fixed < DS_PROTO_COUNT
+                          ? opt->proto_fixed
+                          : ds_nccl_choose_coll_proto(opt->nccl, DS_COLL_BROADCAST, bytes),
+                      algo);
+}
+
 /* Issues buffer bucket k: the flatten's launch and the broadcast's call on
  * the host, the flatten's kernel (none for one buffer), the broadcast;
  * *bcast gets its id. */
@@ -136,12 +145,8 @@ static ds_status issue_buffer_bucket(const struct ds_compute *c,
    * ring broadcast: the protocol NCCL's tuning picks for a broadcast of
    * these bytes (or the fixed one), its channels, latencies and launch
    * (exec_colls.c, ds_nccl_chain_proto); else the plain chain */
-  char algo[DS_RING_ALGO_MAX] = "";
-  if (opt->nccl)
-    ds_ring_algo_name(opt->proto_fixed < DS_PROTO_COUNT
-                          ? opt->proto_fixed
-                          : ds_nccl_choose_coll_proto(opt->nccl, DS_COLL_BROADCAST, bytes),
-                      algo);
+  char algo[DS_RING_ALGO_MAX];
+  ds__ddp_broadcast_algo(opt, bytes, algo);
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMM, .kind = DS_OP_BROADCAST,
                       .name = name, .layer = -1, .bucket = -1,
                       .coll = (coll_base + bk->n + k) * per, .root = 0, .algo = algo,

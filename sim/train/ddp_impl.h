@@ -2,7 +2,8 @@
  * Internal to DDP's schedule builder (sim/train/ddp.c, the iteration: the
  * layers' ops, the op emitters, the step; sim/train/ddp_reducer.c, the
  * reducer's per-bucket ops and the comm hook's; sim/train/ddp_buffers.c,
- * the buffers' broadcasts; sim/train/ddp_buckets.c, the bucket assignment,
+ * the buffers' broadcasts; sim/train/ddp_rebuild.c, the bucket rebuild's
+ * forward; sim/train/ddp_buckets.c, the bucket assignment,
  * needs none of this): what a rank's streams last ran and the emitters
  * they share. Not for other modules.
  */
@@ -47,10 +48,11 @@ ds_status ds__ddp_emit_allreduce(const struct ds_ddp_options *opt, double bytes,
 ds_status ds__ddp_emit_host(int32_t rank, enum ds_op_kind kind, const char *name,
                             int32_t layer, int32_t bucket, double dur_ns, struct rank_tails *t,
                             struct ds_schedule_builder *bd, int64_t *id);
-/* The rest of a run of n launches after its first (ddp.c). */
-ds_status ds__ddp_emit_host_rest(int32_t rank, const char *name, int32_t layer, int32_t bucket,
-                                 int32_t n, double each_ns, struct rank_tails *t,
-                                 struct ds_schedule_builder *bd);
+/* The rest of a run of n launches after its first, host ops of `kind`
+ * (ddp.c). */
+ds_status ds__ddp_emit_host_rest(int32_t rank, enum ds_op_kind kind, const char *name,
+                                 int32_t layer, int32_t bucket, int32_t n, double each_ns,
+                                 struct rank_tails *t, struct ds_schedule_builder *bd);
 /* One compute-stream op after the stream's last op and any pending sync
  * (ddp.c). */
 ds_status ds__ddp_emit_compute(struct ds_op *op, struct rank_tails *t,
@@ -68,6 +70,10 @@ ds_status ds__ddp_emit_to_bucket(const struct ds_model *m, const struct ds_compu
                                  const struct ds_ddp_options *opt, int32_t l, int grad_is_view,
                                  int32_t rank, struct rank_tails *t,
                                  struct ds_schedule_builder *bd);
+/* One of the reducer's per-parameter kernels on tensor p (reads and writes
+ * its gradient), ns; *bytes grows by what it moves (ddp_reducer.c). */
+double ds__ddp_reducer_copy_ns(const struct ds_model *m, const struct ds_compute *c, int32_t p,
+                               double *bytes);
 /* finalize_backward's copies of bucket b back to the gradients, after
  * comm_done (ddp_reducer.c). */
 ds_status ds__ddp_emit_from_bucket(const struct ds_model *m, const struct ds_compute *c,
@@ -84,5 +90,21 @@ ds_status ds__ddp_emit_buffers(const struct ds_compute *c, const struct ds_ddp_o
                                const struct ds_buckets *bk, const struct buffer_bucket *bb,
                                int32_t n, int32_t rank, int64_t coll_base, int64_t *host_dep,
                                struct rank_tails *t, struct ds_schedule_builder *bd);
+
+/* The algo field of a broadcast of `bytes` (algo, DS_RING_ALGO_MAX
+ * bytes): under NCCL's model the ring broadcast's protocol (the fixed one,
+ * or NCCL's choice for the bytes), else "" (ddp_buffers.c). */
+void ds__ddp_broadcast_algo(const struct ds_ddp_options *opt, double bytes, char *algo);
+
+/* The bucket rebuild's forward (opt->rebuild_forward): sync_bucket_indices's
+ * two broadcasts of the rebuilt layout bk, collective ids coll and coll + 1
+ * (coll_base's unit), each with its copies to and from the device and the
+ * host's wait; under gradient_as_bucket_view with .grad kept, the copies
+ * of every .grad into the new buckets. The first host op waits for
+ * *host_dep (when >= 0), which becomes -1 (ddp_rebuild.c). */
+ds_status ds__ddp_emit_rebuild(const struct ds_model *m, const struct ds_compute *c,
+                               const struct ds_ddp_options *opt, const struct ds_buckets *bk,
+                               int64_t coll, int64_t *host_dep, struct rank_tails *t,
+                               int32_t rank, struct ds_schedule_builder *bd);
 
 #endif /* DS_DDP_IMPL_H */

@@ -123,8 +123,8 @@ ds_status ds__ddp_emit_bucket(const struct ds_model *m, const struct ds_compute 
 /* One of the reducer's per-parameter kernels on tensor p: it reads and
  * writes numel elements of the gradient's dtype (memory-bound, with its
  * overhead); *bytes grows by what it moves. */
-static double reducer_copy_ns(const struct ds_model *m, const struct ds_compute *c, int32_t p,
-                              double *bytes) {
+double ds__ddp_reducer_copy_ns(const struct ds_model *m, const struct ds_compute *c, int32_t p,
+                               double *bytes) {
   double b = 2.0 * (double)m->params[p].numel * c->precision.param_bytes;
   *bytes += b;
   return ds_compute_kernel_ns(c, 0, b);
@@ -165,7 +165,7 @@ ds_status ds__ddp_emit_to_bucket(const struct ds_model *m, const struct ds_compu
                              &host));
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < ly->param_count; k++)
-    ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
+    ns += ds__ddp_reducer_copy_ns(m, c, ly->param_first + k, &bytes);
   char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.%s", ly->name,
            in_place ? "grad_div" : "to_bucket");
@@ -173,7 +173,7 @@ ds_status ds__ddp_emit_to_bucket(const struct ds_model *m, const struct ds_compu
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
                      .bytes = bytes, .dur_us = ns / 1000};
   DS_CHECK(ds__ddp_emit_compute(&op, t, bd));
-  return ds__ddp_emit_host_rest(rank, "hook", l, -1, ly->param_count,
+  return ds__ddp_emit_host_rest(rank, DS_OP_BWD, "hook", l, -1, ly->param_count,
                                 c->params.host_grad_hook_ns, t, bd);
 }
 
@@ -197,7 +197,7 @@ ds_status ds__ddp_emit_from_bucket(const struct ds_model *m, const struct ds_com
   if (opt->grad_as_bucket_view) return DS_OK;
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < bk->b[b].count; k++)
-    ns += reducer_copy_ns(m, c, bk->order[bk->b[b].first + k], &bytes);
+    ns += ds__ddp_reducer_copy_ns(m, c, bk->order[bk->b[b].first + k], &bytes);
   char name[32];
   snprintf(name, sizeof name, "bucket%d.to_grad", b);
   /* copy_bucket_to_grad's launches on the autograd thread (finalize_
@@ -218,6 +218,6 @@ ds_status ds__ddp_emit_from_bucket(const struct ds_model *m, const struct ds_com
   DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
   t->compute = op.id;
   t->sync = -1;
-  return ds__ddp_emit_host_rest(rank, name, -1, b, bk->b[b].count, c->params.host_grad_copy_ns,
-                                t, bd);
+  return ds__ddp_emit_host_rest(rank, DS_OP_BWD, name, -1, b, bk->b[b].count,
+                                c->params.host_grad_copy_ns, t, bd);
 }

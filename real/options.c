@@ -78,11 +78,15 @@ static int timeout_valid(const char *v, double *seconds) {
   return 1;
 }
 
+ds_status ds_real_schedule_refuse_stdin(const char *value, struct ds_err *err) {
+  return ds_cli_refuse_stdin(err, "option --schedule", value, "every rank reads the schedule "
+                             "from its path", "the file ddpsim --schedule wrote");
+}
+
 static ds_status apply(struct ds_real_options *o, const char *flag,
                        const char *v, struct ds_err *err) {
   if (strcmp(flag, "--schedule") == 0) {
-    DS_CHECK(ds_cli_refuse_stdin(err, "option --schedule", v, "every rank reads the "
-                                 "schedule from its path", "the file ddpsim --schedule wrote"));
+    DS_CHECK(ds_real_schedule_refuse_stdin(v, err));
     o->schedule = v;
   }
   else if (strcmp(flag, "--trace") == 0) o->trace = v;

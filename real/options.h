@@ -37,6 +37,12 @@ struct ds_real_options {
 ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *opt,
                                 struct ds_err *err);
 
+/* "-" for --schedule, in both commands that read one (the replay,
+ * options.c; calibrate, calibrate_args.c): refused, DS_EUSAGE, by
+ * base/cli.h's ds_cli_refuse_stdin with one reason, so both say it alike.
+ * DS_OK for any other value. */
+ds_status ds_real_schedule_refuse_stdin(const char *value, struct ds_err *err);
+
 /* Checks before anything runs that --trace can be written (its directory
  * exists and is writable) and is not the schedule. Only the process that
  * writes it (rank 0) calls it: under mpirun on several nodes the other

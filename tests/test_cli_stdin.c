@@ -124,6 +124,8 @@ Test(cli_stdin, files_found_by_path_refuse_standard_input) {
       {0, "--topo 4gpu --model -", "option --model -: standard input is not read ("},
       {0, "--topo 4gpu --calib tests/data/tiny-calib.yaml,-",
        "option --calib -: standard input is not read ("},
+      {0, "--topo 4gpu --calib tests/data/tiny-calib.yaml --calib -",
+       "option --calib -: standard input is not read ("},
       {0, "topo -", "argument TOPOLOGY -: standard input is not read (a topology's GPU"},
       {0, "topo import -", "argument FILE -: standard input is not read (import names the "
                            "topology and finds a GPU table from the first file's path)"},

@@ -35,6 +35,15 @@ ds_status ds_chrome_write(const char *path, const struct ds_compare *c,
 ds_status ds_plot_write(const char *path, const struct ds_compare *c,
                         struct ds_err *err);
 
+/* DS_EUSAGE, naming the size and the ways out, when the timeline path
+ * names (.png, drawn by cairo) would be taller than cairo's largest
+ * surface with lanes_per_side (rank, stream) rows on each of sides (1: one
+ * trace, 2: predicted above measured); DS_OK otherwise. ds_plot_write
+ * checks it, and ddpsim before its simulation, whose schedule gives the
+ * lanes (sim/cli/run_schedule.c). */
+ds_status ds_plot_check_size(const char *path, size_t lanes_per_side, int sides,
+                             struct ds_err *err);
+
 /* Writes the Chrome JSON (when chrome is not NULL) and the plot (when plot
  * is not NULL). Both or, on failure, neither, and no temporary file, when
  * the caller registered both with ds_atomic_file_defer and ends with

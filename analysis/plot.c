@@ -102,7 +102,8 @@ static long plot_height(int sides, size_t nl) {
 /* cairo's largest image surface is 32767 pixels a side (MAX_IMAGE_SIZE in
  * cairo-image-surface.c): a taller PNG failed in gnuplot, "Cairo is
  * unhappy: invalid value (typically too big) for the size of the input",
- * after the whole simulation (a 512-rank timeline, 1,536 lanes). */
+ * after the whole simulation (a 512-rank timeline, 1,536 lanes). ddpsim's
+ * own timeline is refused before its simulation too (run_schedule.c). */
 #define PNG_SIDE_MAX_PX 32767L
 
 /* One row of an iteration, by what the boxes are drawn in order of. */
@@ -276,6 +277,17 @@ static void script(FILE *gp, const char *term, const char *out, void *ctx) {
   write_script(gp, term, out, x->data, x->c, x->l, x->nl);
 }
 
+ds_status ds_plot_check_size(const char *path, size_t lanes_per_side, int sides,
+                             struct ds_err *err) {
+  long height = plot_height(sides, lanes_per_side);
+  const char *term = ds_gnuplot_terminal(path);
+  if (height <= PNG_SIDE_MAX_PX || !term || strcmp(term, "pngcairo") != 0) return DS_OK;
+  return ds_err_set(err, DS_EUSAGE, "--plot %s: the timeline has %zu lanes (a rank's stream "
+                    "each) and would be %ld pixels tall, past a PNG's %ld (cairo); write "
+                    ".svg, or --chrome FILE.json for Perfetto, or plot fewer ranks",
+                    path, lanes_per_side * (size_t)sides, height, PNG_SIDE_MAX_PX);
+}
+
 ds_status ds_plot_write(const char *path, const struct ds_compare *c,
                         struct ds_err *err) {
   if (!ds_gnuplot_terminal(path))
@@ -294,14 +306,7 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
   }
   size_t nl = lanes(c, seen, l);
   free(seen);
-  long height = plot_height(n_sides(c), nl);
-  if (height > PNG_SIDE_MAX_PX && strcmp(ds_gnuplot_terminal(path), "pngcairo") == 0) {
-    st = ds_err_set(err, DS_EUSAGE, "--plot %s: the timeline has %zu lanes (a rank's stream "
-                    "each) and would be %ld pixels tall, past a PNG's %ld (cairo); write "
-                    ".svg, or --chrome FILE.json for Perfetto, or plot fewer ranks",
-                    path, nl * (size_t)n_sides(c), height, PNG_SIDE_MAX_PX);
-    goto out;
-  }
+  DS_CHECK_GOTO(ds_plot_check_size(path, nl, n_sides(c), err), st, out);
   int fd = ds_temp_mkstemp_in_dir("ddpsim-plot", data, sizeof data);
   if (fd < 0) {
     st = ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file in %s (TMPDIR): %s",

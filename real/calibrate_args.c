@@ -17,6 +17,7 @@
 #include "base/textout.h"
 #include "base/units.h"
 #include "collective_args.h"
+#include "options.h"
 
 #define PROGRAM "ddpreal calibrate"
 
@@ -87,8 +88,7 @@ static ds_status apply(struct ds_calibrate_args *a, const char *f, const char *v
                        struct ds_err *err) {
   const char *what = NULL;
   if (!strcmp(f, "--schedule")) {
-    DS_CHECK(ds_cli_refuse_stdin(err, "option --schedule", v, "ddpreal reads schedules "
-                                 "from their paths", "the file ddpsim --schedule wrote"));
+    DS_CHECK(ds_real_schedule_refuse_stdin(v, err));
     a->schedule = v;
   } else if (!strcmp(f, "--out")) {
     a->out = v;

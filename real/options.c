@@ -38,6 +38,11 @@ static const char usage[] =
     "  --compute spin|gemm    compute ops busy-wait their dur_us, or run GEMMs of\n"
     "                         their flops (default spin)\n"
     "  --share-gpus           allow several ranks on one GPU (cuda)\n"
+    "  --max-seconds S        the longest the whole replay may spin (default 3600):\n"
+    "                         a schedule whose iteration's longest chain of dur_us\n"
+    "                         (collectives joining the ranks) times --warmup +\n"
+    "                         --iters is longer is refused before anything runs\n"
+    "                         (exit 2), naming that time\n"
     "  --timeout S            the longest one step may take, in seconds (default 300;\n"
     "                         env DDPREAL_TIMEOUT_S): a collective, a barrier or a\n"
     "                         GPU wait that takes longer ends the job, naming the\n"
@@ -64,7 +69,8 @@ static ds_status parse_int(const char *flag, const char *v, int64_t lo,
 static const struct ds_cli_option options[] = {
     {"--schedule", 1, NULL}, {"--trace", 1, NULL}, {"--iters", 1, NULL}, {"--warmup", 1, NULL},
     {"--device", 1, NULL}, {"--compute", 1, NULL}, {"--share-gpus", 0, NULL},
-    {"--timeout", 1, NULL}, {"--help", 0, NULL}, {"--version", 0, NULL}, {"-h", 0, "--help"},
+    {"--timeout", 1, NULL}, {"--max-seconds", 1, NULL}, {"--help", 0, NULL},
+    {"--version", 0, NULL}, {"-h", 0, "--help"},
     {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_real_options_flags(void) { return options; }
@@ -78,11 +84,15 @@ static int timeout_valid(const char *v, double *seconds) {
   return 1;
 }
 
+ds_status ds_real_schedule_refuse_stdin(const char *value, struct ds_err *err) {
+  return ds_cli_refuse_stdin(err, "option --schedule", value, "every rank reads the schedule "
+                             "from its path", "the file ddpsim --schedule wrote");
+}
+
 static ds_status apply(struct ds_real_options *o, const char *flag,
                        const char *v, struct ds_err *err) {
   if (strcmp(flag, "--schedule") == 0) {
-    DS_CHECK(ds_cli_refuse_stdin(err, "option --schedule", v, "every rank reads the "
-                                 "schedule from its path", "the file ddpsim --schedule wrote"));
+    DS_CHECK(ds_real_schedule_refuse_stdin(v, err));
     o->schedule = v;
   }
   else if (strcmp(flag, "--trace") == 0) o->trace = v;
@@ -115,6 +125,12 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
       return ds_cli_bad_value(err, flag, "a number of seconds above 0, at most 1e6, e.g. 60", v);
     if (setenv("DDPREAL_TIMEOUT_S", v, 1) != 0)
       return ds_err_set(err, DS_ENOMEM, "option --timeout: out of memory");
+  } else if (strcmp(flag, "--max-seconds") == 0) {
+    double x;
+    if (ds_units_parse_number(v, &x) != DS_OK || !(x > 0 && x <= DS_REAL_MAX_SECONDS_CAP))
+      return ds_cli_bad_value(err, flag, "a number of seconds above 0, at most 1e9, e.g. 7200",
+                              v);
+    o->max_seconds = x;
   } else if (ds_cli_is_help(flag)) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
   else return ds_cli_unhandled(err, flag);
@@ -132,6 +148,7 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   o->device = DS_REAL_DEVICE_CPU;
 #endif
   o->compute = DS_COMPUTE_SPIN;
+  o->max_seconds = DS_REAL_MAX_SECONDS;
   struct ds_cli_walk walk = {.program = "ddpreal", .options = options};
   for (int i = 1; i < argc; i++) {
     char flag[64];

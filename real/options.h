@@ -19,6 +19,11 @@ extern "C" {
 
 enum ds_real_device { DS_REAL_DEVICE_CPU, DS_REAL_DEVICE_CUDA };
 
+/* --max-seconds' default: an hour of spins in all (replay_check.c). */
+#define DS_REAL_MAX_SECONDS 3600.0
+/* --max-seconds' largest value (about 31 years): beyond it no limit is meant. */
+#define DS_REAL_MAX_SECONDS_CAP 1e9
+
 struct ds_real_options {
   const char *schedule; /* required */
   const char *trace;    /* required */
@@ -27,6 +32,9 @@ struct ds_real_options {
   enum ds_real_device device; /* default cuda when built with it, else cpu */
   enum ds_compute_mode compute; /* default spin */
   int share_gpus;       /* --share-gpus: several ranks per GPU allowed */
+  double max_seconds;   /* --max-seconds: the most the warmup and measured
+                           iterations' spins may take in all (replay_check.c),
+                           default DS_REAL_MAX_SECONDS */
   int help;
   int version;
 };
@@ -36,6 +44,12 @@ struct ds_real_options {
  * --schedule and --trace are required unless --help or --version is given. */
 ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *opt,
                                 struct ds_err *err);
+
+/* "-" for --schedule, in both commands that read one (the replay,
+ * options.c; calibrate, calibrate_args.c): refused, DS_EUSAGE, by
+ * base/cli.h's ds_cli_refuse_stdin with one reason, so both say it alike.
+ * DS_OK for any other value. */
+ds_status ds_real_schedule_refuse_stdin(const char *value, struct ds_err *err);
 
 /* Checks before anything runs that --trace can be written (its directory
  * exists and is writable) and is not the schedule. Only the process that

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,6 +45,38 @@ static void say_fix(double us, char *buf, size_t cap) {
              s);
   else
     snprintf(buf, cap, "correct the schedule (--timeout takes at most 1e6 s)");
+}
+
+/* --max-seconds bounds the whole replay: every iteration, warmup's too,
+ * lasts at least its longest chain of spins (p), so a schedule whose
+ * iterations would spin past it is refused before any rank starts. Each
+ * step may fit in --timeout and the whole still take hours: a `ddpsim
+ * --straggler 1:1e6` schedule replayed at 32,000 s an iteration under
+ * --timeout 1e6. The bound is the least the replay takes (collectives take
+ * no time in it, GEMMs under --compute gemm none either), so a replay it
+ * passes may still take longer. */
+static ds_status check_total(const struct ds_schedule *s, const size_t *op_line,
+                             const struct ds_real_options *opt, const struct ds_spin_path *p,
+                             struct ds_err *err) {
+  int32_t n_iters = opt->warmup + opt->iters;
+  double total_s = p->us * 1e-6 * n_iters;
+  if (!(total_s > opt->max_seconds)) return DS_OK;
+  const struct ds_op *a = &s->ops[p->first], *b = &s->ops[p->last];
+  char iter[64], total[64];
+  say_s(p->us * 1e-6, iter, sizeof iter);
+  say_s(total_s, total, sizeof total);
+  return ds_err_set(err, DS_EINPUT,
+                    "%s:%zu: column 'dur_us': one iteration spins at least %g us (%s) in a "
+                    "chain of %zu ops (stream order, deps, and collectives, which wait for "
+                    "every rank) from op %" PRId64 " (%s on rank %d, this line) to the end of "
+                    "op %" PRId64 " (%s on rank %d, line %zu), so --warmup %d and --iters %d "
+                    "would take at least %g s (%s), longer than --max-seconds %g s; give "
+                    "--max-seconds %.0f or more to run it anyway, fewer iterations, or correct "
+                    "the schedule",
+                    opt->schedule, op_line[p->first], p->us, iter, p->n_spins, a->id,
+                    ds_op_kind_name(a->kind), a->rank, b->id, ds_op_kind_name(b->kind), b->rank,
+                    op_line[p->last], opt->warmup, opt->iters, total_s, total, opt->max_seconds,
+                    ceil(total_s));
 }
 
 /* --timeout bounds every step of the replay: the waits for other ranks and
@@ -110,8 +143,9 @@ static ds_status check_spins(struct ds_schedule *s, const size_t *op_line,
                         op_line[p.last], limit_s, fix);
     }
   }
+  /* the least time any device needs for an iteration (spin_check.h) */
+  DS_CHECK(ds_spin_longest_iteration(s, opt->compute, &p, err));
   if (opt->device == DS_REAL_DEVICE_CUDA) {
-    DS_CHECK(ds_spin_longest_iteration(s, opt->compute, &p, err));
     if (p.us * 1e-6 > limit_s) {
       const struct ds_op *a = &s->ops[p.first], *b = &s->ops[p.last];
       say_s(p.us * 1e-6, took, sizeof took);
@@ -128,7 +162,7 @@ static ds_status check_spins(struct ds_schedule *s, const size_t *op_line,
                         b->rank, op_line[p.last], limit_s, fix);
     }
   }
-  return DS_OK;
+  return check_total(s, op_line, opt, &p, err);
 }
 
 ds_status ds_replay_check(const struct ds_real_options *opt, int use_mpi,

@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(REPO, "tools"))
 try:
     import torch
     import torch.nn.functional as F
+    import torch.utils._python_dispatch
 except ImportError as e:  # without torch: what to do, not a traceback
     sys.stderr.write("%s: %s: needs PyTorch; run it with a Python that has it (make test-export "
                      "TORCH_PYTHON=/root/venv-torch/bin/python; tools/README.md)\n"
@@ -191,6 +192,61 @@ class Policies(unittest.TestCase):
         self.assertEqual(header["layer_norm"], "fp32")
         self.assertEqual(header["linear"], "lower_precision_fp")
         self.assertEqual(header["softmax.int"], "fp32_set_opt_dtype")
+
+
+class Seen(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records each op it dispatches with its output's dtype (a mode above Fp32Products)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.ops.append((func, out.dtype if isinstance(out, torch.Tensor) else None))
+        return out
+
+
+class Products(unittest.TestCase):
+    """Fp32Products (the rerun's half products in fp32, below every mode): each product of
+    bf16 tensors returns what the bf16 kernel returns but for rounding (dtype, shape,
+    strides), a mode above sees the one bf16 op and nothing of the fp32 work, which a mode
+    below sees (the kernels get fp32), and other ops and fp32 products pass untouched."""
+
+    def test_half_products_run_in_fp32_unseen(self):
+        g = torch.Generator().manual_seed(0)
+        a, b, c = (torch.randn(*s, generator=g) for s in ((5, 7), (7, 3), (5, 3)))
+        A, B = torch.randn(2, 5, 7, generator=g), torch.randn(2, 7, 3, generator=g)
+        C = torch.randn(2, 5, 3, generator=g)
+        aten = torch.ops.aten
+        cases = [(aten.mm.default, (a, b)), (aten.addmm.default, (c, a, b)),
+                 (aten.bmm.default, (A, B)), (aten.baddbmm.default, (C, A, B)),
+                 (aten.mm.default, (a, b.t().contiguous().t()))]
+        for func, args in cases:
+            half = tuple(t.to(BF16) for t in args)
+            want = func(*half)
+            below, seen = Seen(), Seen()  # the kernels' view, and the modes' above it
+            with below, autocast.Fp32Products(), seen:
+                got = func(*half)
+            self.assertIn((func, FP32), below.ops, func)
+            self.assertNotIn((func, BF16), below.ops, func)
+            rounded = below.ops[-1]  # the fp32 output rounded (aten.to, or _to_copy)
+            self.assertIn(rounded[0], (aten.to.dtype, aten._to_copy.default), func)
+            self.assertEqual(rounded[1], BF16, func)
+            self.assertEqual(got.dtype, BF16, func)
+            self.assertEqual((got.shape, got.stride()), (want.shape, want.stride()), func)
+            self.assertTrue(torch.allclose(got.float(), want.float(), rtol=0.02, atol=0.05), func)
+            self.assertEqual(seen.ops, [(func, BF16)], func)
+            exact = func(*(t.to(BF16).float() for t in args)).to(BF16)
+            self.assertTrue(torch.equal(got, exact), func)  # fp32 rounded: not the bf16 kernel
+        seen = Seen()
+        with autocast.Fp32Products(), seen:
+            fp32 = aten.mm.default(a, b)
+            relu = aten.relu.default(a.to(BF16))
+        self.assertEqual(fp32.dtype, FP32)
+        self.assertEqual(relu.dtype, BF16)
+        self.assertEqual((seen.ops[0], seen.ops[-1]),
+                         ((aten.mm.default, FP32), (aten.relu.default, BF16)))
 
 
 class Refusals(unittest.TestCase):

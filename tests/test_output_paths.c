@@ -291,3 +291,30 @@ Test(output_paths, a_png_timeline_past_cairos_size_is_refused_before_gnuplot) {
   ds_test_release(&r);
   ds_test_remove_dir(dir);
 }
+
+/* ddpsim's own timeline of 512 ranks (cluster-64x8-h100: 1,536 lanes,
+ * compute, comm and host of each) was refused the same way, but only after
+ * the whole simulation: 100 iterations of the tiny model took 8 s and
+ * 490 MB (release build) before the refusal. It is refused once the
+ * schedule is built, before the simulation (run_schedule.c,
+ * check_plot_size): 0.2 s under the sanitizers, so `timeout 10` never ends
+ * it, where the simulation ran past 10 s. The lanes are the same the drawing
+ * counts. */
+Test(output_paths, ddpsims_png_timeline_past_cairos_size_is_refused_before_the_simulation) {
+  ds_test_require_gnuplot();
+  char dir[] = "/tmp/ddpsim-tmpout-XXXXXX", args[1024];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(args, sizeof args, "--topo cluster-64x8-h100 --model tests/data/tiny-model.yaml "
+           "--iters 100 --plot %s/wide.png --trace %s/wide.csv", dir, dir);
+  struct ds_test_result r = ds_test_run("timeout 10", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 2, "status %d (124: still simulating after 10 s), %s", r.status,
+               r.err);
+  cr_assert(strstr(r.err, "/wide.png: the timeline has 1536 lanes (a rank's stream each) and "
+                          "would be 55456 pixels tall, past a PNG's 32767 (cairo); write .svg, "
+                          "or --chrome FILE.json for Perfetto, or plot fewer ranks"),
+            "%s", r.err);
+  cr_assert_str_eq(r.out, "");
+  ds_test_release(&r);
+  cr_assert_eq(ds_test_count_entries(dir), 0, "a trace, a picture or a temporary file was left");
+  ds_test_remove_dir(dir);
+}

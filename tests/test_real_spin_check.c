@@ -1,7 +1,8 @@
 /*
  * What a replay spins before a rank meets the others (real/spin_check.c),
  * and ddpreal's refusal of a schedule whose spins would keep another
- * rank's wait past --timeout (real/replay_check.c, check_spins).
+ * rank's wait past --timeout (real/replay_check.c, check_spins), and one
+ * whose iterations would spin past --max-seconds in all (check_total).
  *
  * Each schedule below is two ranks, 1 KiB all-reduces and spinning ops of
  * a few hundred ms; "expected, because" gives the chain. A wait runs from
@@ -380,4 +381,53 @@ Test(spin_check, ddpsim_schedules_pass_at_the_default_timeout) {
         ds_test_release(&r);
       }
     }
+}
+
+/* --max-seconds bounds the whole replay (replay_check.c, check_total):
+ * every iteration, the warmup's too, spins at least its longest chain. Rank
+ * 1 spins 600 ms before its all-reduce: one iteration is 0.6 s, refused
+ * under --max-seconds 0.59 and run under 0.61. A ddpsim --straggler 1:1e6
+ * schedule of the tiny model spins 276 s an iteration: every step fits in
+ * --timeout 1e6 and 21 iterations took 97 minutes; refused past the default
+ * hour (before, it passed every check), and 6 iterations (27.6 minutes)
+ * still run. */
+Test(spin_check, iterations_spinning_past_max_seconds_in_all_are_refused) {
+  static const char rows[] = AR(0, 0, 0, "")
+      "1,1,compute,fwd,a,0,-1,-1,-1,,0,0,600000,\n"
+      AR(2, 1, 0, "1");
+  struct ds_test_result r = replay("total.csv", rows, "", "--max-seconds 0.59");
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "total.csv:4: column 'dur_us': one iteration spins at least 600000 us "
+                          "(0.6 s) in a chain of 1 ops (stream order, deps, and collectives, "
+                          "which wait for every rank) from op 1 (fwd on rank 1, this line) to "
+                          "the end of op 2 (allreduce on rank 1, line 5), so --warmup 0 and "
+                          "--iters 1 would take at least 0.6 s (0.6 s), longer than "
+                          "--max-seconds 0.59 s; give --max-seconds 1 or more to run it "
+                          "anyway") != NULL,
+            "stderr: %s", r.err);
+  ds_test_release(&r);
+  r = replay("total.csv", rows, "", "--max-seconds 0.61");
+  expect_accepted(&r);
+  ds_test_release(&r);
+  char sched[512], args[1024];
+  snprintf(sched, sizeof sched, "%s/straggler.csv", dir);
+  snprintf(args, sizeof args, "--topo 4gpu --model tests/data/tiny-model.yaml --world-size 2 "
+           "--straggler 1:1e6 --schedule %s", sched);
+  r = ds_test_cli_ok(args);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/t.csv --timeout 1e6 "
+           "--iters 20", sched, dir);
+  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "one iteration spins at least 2.75942e+08 us (276 s)") != NULL,
+            "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "so --warmup 1 and --iters 20 would take at least 5794.79 s (1.61 "
+                          "hours), longer than --max-seconds 3600 s; give --max-seconds 5795 "
+                          "or more") != NULL, "stderr: %s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/t.csv --timeout 1e6",
+           sched, dir);
+  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+  expect_accepted(&r);
+  ds_test_release(&r);
 }

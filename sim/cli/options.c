@@ -760,8 +760,9 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
     o->nccl_extra = c;
   } else if (strcmp(flag, "--calib") == 0) {
+    int32_t had = o->n_calib_files; /* the earlier --calib's files were checked then */
     DS_CHECK(add_calib(o, v, err));
-    for (int32_t i = 0; i < o->n_calib_files; i++)
+    for (int32_t i = had; i < o->n_calib_files; i++)
       DS_CHECK(ds_cli_refuse_stdin(err, "option --calib", o->calib_files[i], "a calibration "
                                    "is a YAML file", "the file ddpreal calibrate --out wrote"));
   }

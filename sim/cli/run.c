@@ -260,7 +260,9 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
 
 ds_status ds_run_capture(const struct ds_options *o, FILE *out, struct ds_run_trace *cap,
                          struct ds_err *err) {
+  const char *plot = cap->plot; /* the caller's; the rest is filled here */
   memset(cap, 0, sizeof *cap);
+  cap->plot = plot;
   ds_status st = run_all(o, out, cap, err);
   if (st == DS_OK && !cap->trace)
     st = ds_err_set(err, DS_EINTERNAL, "the run kept no trace");

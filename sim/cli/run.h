@@ -25,6 +25,10 @@ ds_status ds_run(const struct ds_options *opt, FILE *out, struct ds_err *err);
 /* The trace of a run of one configuration, kept in memory (sim/cli/timeline.c
  * draws it): what --trace would write, and its '#' header's fields. */
 struct ds_run_trace {
+  /* set by the caller: the timeline the trace will be drawn as, or NULL;
+   * one that cannot be drawn (analysis/export.h ds_plot_check_size) is
+   * refused once the schedule is built, before the simulation */
+  const char *plot;
   struct ds_trace *trace; /* self-contained (ds_trace_detach); owned */
   char inputs[1152];      /* the '# inputs' line */
   uint64_t seed;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/export.h"
 #include "base/units.h"
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
@@ -262,6 +263,32 @@ static void record_nccl_calls(const struct ds_shared_schedule *s, size_t b0, siz
   }
 }
 
+/* The timeline of the trace kept (c->capture->plot) draws the last
+ * iteration, blocks [b0, b1), one lane per (rank, stream) with ops: a PNG
+ * too tall for cairo is refused here, before the simulation (a 512-rank
+ * run simulated for seconds first), with the message the drawing would
+ * give (analysis/export.h ds_plot_check_size, which checks the drawn
+ * trace again). */
+static ds_status check_plot_size(const struct config_run *c,
+                                 const struct ds_shared_schedule *s, size_t b0, size_t b1,
+                                 struct ds_err *err) {
+  if (!c->capture || !c->capture->plot) return DS_OK;
+  uint32_t *streams = calloc((size_t)c->world + 1, sizeof *streams); /* a bit per stream */
+  if (!streams) return ds_err_set(err, DS_ENOMEM, "simulation: out of memory");
+  for (size_t b = b0; b < b1; b++) {
+    const struct ds_sched_block *bl = &s->blocks[b];
+    uint32_t used = 0;
+    for (uint32_t t = bl->first_op; t < bl->first_op + bl->n_ops; t++)
+      used |= 1u << s->tmpl->ops[t].stream;
+    for (int32_t r = bl->first_rank; r < bl->first_rank + bl->n_ranks; r++) streams[r] |= used;
+  }
+  size_t lanes = 0;
+  for (int32_t r = 0; r < c->world; r++)
+    for (int k = 0; k < DS_STREAM_COUNT; k++) lanes += (streams[r] >> k) & 1u;
+  free(streams);
+  return ds_plot_check_size(c->capture->plot, lanes, 1, err);
+}
+
 ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_summary *sum,
                            double **bucket_bytes, struct ds_err *err) {
   const struct ds_options *o = c->opt;
@@ -289,6 +316,7 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
   for (size_t it = 0; it < n_it; it++) iter_at[it] = sched->blocks[iter_block[it]].first_index;
   iter_at[n_it] = sched->n_ops;
   size_t last = n_it - 1;
+  DS_CHECK_GOTO(check_plot_size(c, sched, iter_block[last], iter_block[n_it], err), st, out);
 
   int32_t n_samples = o->samples > 1 ? o->samples : 1;
   int outputs = o->trace || o->schedule || c->capture;

@@ -26,7 +26,7 @@ ds_status ds_timeline_run(const struct ds_options *opt, FILE *out, struct ds_err
   size_t report_len = 0;
   FILE *mem = NULL;
   struct ds_compare *c = NULL;
-  struct ds_run_trace cap = {0};
+  struct ds_run_trace cap = {.plot = o.plot_timeline ? o.plot : NULL};
   ds_status st = DS_OK;
   /* A missing gnuplot is said before the simulation, not after it. */
   if (o.plot_timeline) DS_CHECK(ds_gnuplot_check(err));

@@ -630,7 +630,7 @@ Test(ring_rails, the_slow_rail_paces_wherever_it_sits) {
   ds_topo_free(h.topo);
 }
 
-/* ds_ring_busbw_bound is a bound on what runs: each hop carries 2(N-1)/N
+/* ds_ring_busbw is a bound on what runs: each hop carries 2(N-1)/N
  * of the buffer, so no ring beats a link's bandwidth over the hops crossing
  * it. The plain ring per flow at 1 GiB on every shipped topology small
  * enough to run here and both docs/examples boxes stays under it, within 2%
@@ -658,7 +658,7 @@ Test(ring_rails, the_busbw_bound_holds_what_runs_and_is_tight) {
                  "%s", err.msg);
     open_rails(&h, NULL, cases[c].n, cases[c].n_rails);
     const struct ds_ring *r = &h.ring;
-    double bound = ds_ring_busbw_bound(r);
+    double bound = ds_ring_busbw(r);
     cr_assert_float_eq(bound, cases[c].bound, 1, "%s: %g", cases[c].path, bound);
     int32_t n = cases[c].n;
     int64_t t = run_kind(&h, DS_COLL_ALLREDUCE, n, bytes, DS_COLL_FLOW, NULL);
@@ -668,4 +668,39 @@ Test(ring_rails, the_busbw_bound_holds_what_runs_and_is_tight) {
     cr_assert(busbw >= 0.98 * bound, "%s: busbw %g, bound %g", cases[c].path, busbw, bound);
     unload(&h);
   }
+}
+
+/* Under a protocol the closed form paces a host-staged ring at the shared
+ * link, not at the slowest hop's own bandwidth. pcie4-nop2p: 4 GPUs, two
+ * under each switch, every copy staged through the CPU root (GPU ->
+ * switch -> cpu0 -> switch -> GPU), so the ring 0 -> 1 -> 2 -> 3 -> 0
+ * crosses each 8 GB/s uplink twice one way (switch0 -> cpu0: hops 0 -> 1
+ * and 1 -> 2; cpu0 -> switch0: hops 3 -> 0 and 0 -> 1; alike on switch1).
+ * Every hop carries the same 2(N-1)/N of the buffer a step behind the
+ * last, so the two hops on an uplink move at 8 / 2 = 4 GB/s each, under
+ * both the hops' own 8 and the channel's 6 GB/s cap. By hand, C = 1
+ * channel capped at 6 GB/s, wire factor 1, 1 us per PCI step, 5 us at the
+ * start: path 2(N-1) = 6 steps of 1 us; expected
+ *   T = 5 us + 6 us + 2(N-1)/N * S / min(C x 6, 8 / 2 GB/s)
+ *     = 11 us + 1.5 * 80 MB / 4 GB/s = 11 us + 30 ms
+ * (the slowest hop's own 8 GB/s gave min(6, 8): 11 us + 20 ms). The ring
+ * per flow and aggregated runs at those shares: the same time. */
+Test(ring_rails, protocol_paces_a_host_staged_ring_at_the_shared_link) {
+  struct ds_coll_proto p = {.proto = DS_PROTO_SIMPLE, .channels = 1, .wire_factor = 1,
+                            .chan_cap_bytes_per_s = 6e9, .hop_lat_ns = {600, 1000, 2700},
+                            .start_lat_ns = 5000};
+  double expect = 11000 + 1.5 * 80 * MB / 4e9 * 1e9;
+  enum ds_coll_model models[] = {DS_COLL_FLOW, DS_COLL_AGGREGATE};
+  struct harness h;
+  harness_load(&h, "tests/data/pcie4-nop2p.yaml");
+  for (int i = 0; i < 2; i++) {
+    open_rails(&h, NULL, 4, 0);
+    cr_assert_float_eq(ds_ring_busbw(&h.ring), 4e9, 1, "%g", ds_ring_busbw(&h.ring));
+    double closed = ds_ring_allreduce_proto_ns(&h.ring, &p, 80 * MB);
+    cr_assert_float_eq(closed, expect, 1e-3, "closed form %.1f ns", closed);
+    int64_t t = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, models[i], &p);
+    cr_assert(llabs(t - (int64_t)llround(expect)) <= 2, "model %d: %lld", i, (long long)t);
+    harness_release(&h);
+  }
+  ds_topo_free(h.topo);
 }

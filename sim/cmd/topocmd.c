@@ -394,6 +394,15 @@ int32_t ds__topocmd_bound_link(const struct ds_topo *t, const struct ds_ring *r,
   return q->agg_links[at];
 }
 
+int32_t ds__topocmd_nccl_cap_link(const struct ds_topo *t, const struct ds_ring *r,
+                                  double nccl_busbw, uint32_t *hops, double *cap_bw) {
+  const struct ds_ring *q = ds_ring_nccl(r);
+  int32_t link = ds__topocmd_bound_link(t, q, hops);
+  if (link < 0 || !(ds_ring_busbw(q) < nccl_busbw)) return -1;
+  *cap_bw = ds_ring_busbw(q);
+  return link;
+}
+
 /* The bound's reason where hops of the ring that runs share the link
  * that sets it (ds__topocmd_bound_link): " (4 hops cross cpu0 -> cpu1,
  * 44.8 GB/s)"; reordered: the one rail that runs in rank order's place. */
@@ -423,23 +432,35 @@ static void print_ring(FILE *out, struct ds_topo *t, const struct ds_ring *r) {
           r->max_lat_ns / 1e3, r->path_lat_ns / 1e3);
   print_rails(out, t, r);
   fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s",
-          ds_ring_busbw_bound(r) / 1e9);
+          ds_ring_busbw(r) / 1e9);
   if (r->n_rails > 1) fputs(" (the rails together)", out);
   else print_shared_link(out, t, r);
   fputc('\n', out);
   print_channels(out, r);
   struct ds_nccl_model m;
   struct ds_err why = {0};
-  if (ds_nccl_model_build(t, r, DS_NCCL_EXTRA_NONE, &m, &why) == DS_OK)
+  if (ds_nccl_model_build(t, r, DS_NCCL_EXTRA_NONE, &m, &why) == DS_OK) {
+    double busbw = m.busbw_bytes_per_s[DS_PROTO_SIMPLE], cap = 0;
     fprintf(out, "             NCCL model (%s, %s): %d channel%s x %.1f GB/s = %.1f GB/s "
-            "(Simple; %s)\n", ds_nccl_arch_name(m.arch),
+            "(Simple; %s)", ds_nccl_arch_name(m.arch),
             ds_nccl_constants_version(), m.channels, m.channels == 1 ? "" : "s",
-            m.chan_bw_bytes_per_s / 1e9, m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9,
+            m.chan_bw_bytes_per_s / 1e9, busbw / 1e9,
             r->chan            ? "channels on the searched rings"
             : r->n_rails > 1   ? "channels spread over the rails"
                                : "all channels on the ring's routes");
-  else
+    uint32_t hops = 0;
+    int32_t link = ds__topocmd_nccl_cap_link(t, r, busbw, &hops, &cap);
+    if (link >= 0) {
+      char a[128], b[128];
+      ds__topocmd_vertex_label(t, t->links[link].src, 1, a, sizeof a);
+      ds__topocmd_vertex_label(t, t->links[link].dst, 1, b, sizeof b);
+      fprintf(out, "; the ring runs at most %.1f GB/s, %u hops sharing %s -> %s", cap / 1e9,
+              hops, a, b);
+    }
+    fputc('\n', out);
+  } else {
     fprintf(out, "             NCCL model: unavailable (%s)\n", why.msg);
+  }
 }
 
 /* Builds the ring over GPUs 0..world-1 (world >= 2) and what runs in its

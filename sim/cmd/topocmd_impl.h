@@ -38,11 +38,21 @@ void ds__topocmd_link_groups_free(struct ds__topocmd_link_groups *g);
 
 /* The link several hops of the ring that runs (r, or its one reordered
  * rail) cross where it, not the slowest hop's own bandwidth, sets the
- * plain ring all-reduce's bound (coll.h ds_ring_busbw_bound): its index in
+ * plain ring all-reduce's bound (coll.h ds_ring_busbw): its index in
  * t->links, *hops the hops that cross it; -1 where no link does or the
  * rails run together. The text names it, the JSON's busbw_bound_link. */
 int32_t ds__topocmd_bound_link(const struct ds_topo *t, const struct ds_ring *r,
                                uint32_t *hops);
+
+/* Where the ring NCCL's protocols run (ds_ring_nccl) cannot reach NCCL's
+ * model's busbw nccl_busbw because several of its hops share a link
+ * (ds__topocmd_bound_link): that link, *hops and *cap_bw its busbw
+ * (ds_ring_busbw, which the simulation and the closed form pace by); -1
+ * where it can. NCCL's model does not share links between a ring's hops,
+ * so on a host-staged box it says more than the ring runs at: the text
+ * says so after the `NCCL model` line, the JSON's nccl_model.ring_cap. */
+int32_t ds__topocmd_nccl_cap_link(const struct ds_topo *t, const struct ds_ring *r,
+                                  double nccl_busbw, uint32_t *hops, double *cap_bw);
 
 /* What describe() settled: the GPUs routed (from == to: no link), the
  * route's links, the ranks, and the ring over them (NULL for one rank). */

@@ -181,7 +181,7 @@ static void write_ring(FILE *out, const struct ds_topo *t, const struct ds_ring 
   num(out, "bottleneck_gbps", r->min_bw / 1e9);
   next_num(out, "max_hop_lat_us", r->max_lat_ns / 1e3);
   next_num(out, "steps_lat_us", r->path_lat_ns / 1e3);
-  next_num(out, "busbw_bound_gbps", ds_ring_busbw_bound(r) / 1e9);
+  next_num(out, "busbw_bound_gbps", ds_ring_busbw(r) / 1e9);
   uint32_t hops = 0;
   int32_t link = ds__topocmd_bound_link(t, r, &hops);
   fputs(", \"busbw_bound_link\": ", out);
@@ -236,10 +236,27 @@ static void write_channels(FILE *out, struct ds_topo *t, const struct ds_ring *r
     fprintf(out, "{\"arch\": \"%s\", \"constants\": \"%s\", \"protocol\": \"simple\", "
             "\"channels\": %d, ", ds_nccl_arch_name(m.arch), ds_nccl_constants_version(),
             m.channels);
+    double busbw = m.busbw_bytes_per_s[DS_PROTO_SIMPLE], cap = 0;
     num(out, "channel_gbps", m.chan_bw_bytes_per_s / 1e9);
-    next_num(out, "busbw_gbps", m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9);
-    fprintf(out, ", \"placement\": \"%s\"}", r->chan ? "searched_rings"
-                                             : r->n_rails > 1 ? "rails" : "ring_routes");
+    next_num(out, "busbw_gbps", busbw / 1e9);
+    fprintf(out, ", \"placement\": \"%s\"", r->chan ? "searched_rings"
+                                          : r->n_rails > 1 ? "rails" : "ring_routes");
+    /* the text's "the ring runs at most 11.2 GB/s, 4 hops sharing cpu0 -> cpu1" */
+    uint32_t hops = 0;
+    int32_t link = ds__topocmd_nccl_cap_link(t, r, busbw, &hops, &cap);
+    fputs(", \"ring_cap\": ", out);
+    if (link >= 0) {
+      fputc('{', out);
+      num(out, "busbw_gbps", cap / 1e9);
+      fputs(", \"from\": ", out);
+      label(out, t, t->links[link].src);
+      fputs(", \"to\": ", out);
+      label(out, t, t->links[link].dst);
+      fprintf(out, ", \"hops\": %u}", hops);
+    } else {
+      fputs("null", out);
+    }
+    fputc('}', out);
     fputs(",\n  \"nccl_model_unavailable\": null\n", out);
   } else {
     fputs("null,\n  ", out);

@@ -154,8 +154,9 @@ struct ds_ring {
   struct ds_ring *rails;  /* [n_rails] (owned) */
   int32_t *rail_member;   /* [n_rails * n] (owned) */
   int32_t *rail_pos;      /* [n_rails * n] (owned) */
-  /* Bus bandwidth bound of the rails together: one rail: its min_bw; K
-   * rails: min over links of K * bw / (hops of all rails crossing it). */
+  /* Bus bandwidth bound of the rails together: one rail: its own
+   * (ds_ring_busbw); K rails: min over links of K * bw / (hops of all
+   * rails crossing it). */
   double rails_busbw;
   /* The rails as one ring, built on first use when they are interchangeable
    * (ds__ring_rails_quotient, ring_rails.h; owned, freed with the ring):
@@ -191,19 +192,23 @@ ds_status ds_ring_build_rails(struct ds_topo *topo, const int32_t *gpus, int32_t
 /* The ring NCCL's protocols run over these members: ring->chan when the
  * channel search made one, else ring itself. */
 const struct ds_ring *ds_ring_nccl(const struct ds_ring *ring);
-/* The bus bandwidth the closed forms pace by (ds_ring_allreduce_ns with
- * rails, ds_ring_allreduce_proto_ns): rails_busbw with rails, else min_bw. */
+/* The bus bandwidth a plain ring all-reduce paces at, what the closed
+ * forms pace by (ds_ring_allreduce_ns with rails,
+ * ds_ring_allreduce_proto_ns under C x cap) and the bound `ddpsim topo`
+ * prints. Every hop carries 2(N-1)/N of the buffer, each step behind the
+ * last, so all hops move at one pace; a link that k of the ring's hops
+ * cross (a hop crossing it twice counts twice) carries k times a hop's
+ * bytes and holds that pace to bw / k. The least over the links crossed:
+ * min_bw where no link is crossed twice, below it where hops share one
+ * (host-staged copies all crossing host memory: 44.8 / 4 = 11.2 GB/s on
+ * docs/examples/4x-rtx4090-nop2p.yaml, whose hops alone reach 32). With K
+ * rails, each S/K: rails_busbw, K bw / k over the hops of all the rails;
+ * one rail (a reordered ring): its own hops'. A bound under max-min
+ * sharing (the default) whatever the chunking, and the pace the ring
+ * runs at when every hop sends at once, as per flow it does (`--net
+ * alpha-beta` shares no link: there the ring may run faster,
+ * docs/collectives.md). */
 double ds_ring_busbw(const struct ds_ring *ring);
-/* The bound `ddpsim topo` prints on the plain ring all-reduce's busbw:
- * every hop carries 2(N-1)/N of the buffer, so a link that k of the ring's
- * hops cross (a hop crossing it twice counts twice) carries k times that
- * and caps busbw at bw / k; with K rails, each S/K, at K bw / k over the
- * hops of all the rails (rails_busbw). The least over the links crossed:
- * true under max-min sharing (the default; `--net alpha-beta` shares no
- * link, docs/collectives.md) whatever the chunking, and below min_bw
- * where hops share a link (host-staged copies all crossing host memory).
- * One rail (a reordered ring): its own hops'. */
-double ds_ring_busbw_bound(const struct ds_ring *ring);
 /* The latency on the critical path: the largest path_lat_ns of the rails,
  * else path_lat_ns. */
 double ds_ring_path_lat_ns(const struct ds_ring *ring);
@@ -258,12 +263,14 @@ ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
                                       uint64_t tag_base,
                                       ds_coll_done_fn on_done, void *owner,
                                       struct ds_coll **out);
-/* Closed form of the above on a ring with no contention and one chunk per
- * step: start + sum of the path's per-step latencies + 2(N-1)/N * S * w /
- * min(C * cap, min_bw), ns. With rails (largest path of the rails;
- * ds_ring_busbw for min_bw): the C channels are spread over the K rails,
- * C/K each. A proto runs ds_ring_nccl(ring) (its channel rings, where the
- * search made them), and so does this form. */
+/* Closed form of the above on a ring with no other traffic and one chunk
+ * per step: start + sum of the path's per-step latencies + 2(N-1)/N * S *
+ * w / min(C * cap, ds_ring_busbw), ns: the ring's own hops sharing a link
+ * slow each other (a host-staged box's copies all crossing host memory),
+ * so its busbw, not the slowest hop's own bandwidth, paces the channels.
+ * With rails (largest path of the rails): the C channels are spread over
+ * the K rails, C/K each. A proto runs ds_ring_nccl(ring) (its channel
+ * rings, where the search made them), and so does this form. */
 double ds_ring_allreduce_proto_ns(const struct ds_ring *ring,
                                   const struct ds_coll_proto *proto,
                                   double bytes);

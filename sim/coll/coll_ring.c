@@ -398,17 +398,12 @@ void ds_ring_release(struct ds_ring *r) {
 const struct ds_ring *ds_ring_nccl(const struct ds_ring *r) { return r->chan ? r->chan : r; }
 
 double ds_ring_busbw(const struct ds_ring *r) {
-  return r->n_rails > 0 ? r->rails_busbw : r->min_bw;
-}
-
-double ds_ring_busbw_bound(const struct ds_ring *r) {
-  if (r->n_rails > 1) return r->rails_busbw;
-  const struct ds_ring *q = r->n_rails == 1 ? &r->rails[0] : r;
-  if (q->n < 2 || !q->hop_share_bw) return q->min_bw;
-  double bound = q->hop_share_bw[0]; /* min over its links of bw / hops crossing it */
-  for (int32_t i = 1; i < q->n; i++)
-    if (q->hop_share_bw[i] < bound) bound = q->hop_share_bw[i];
-  return bound;
+  if (r->n_rails > 0) return r->rails_busbw;
+  if (r->n < 2 || !r->hop_share_bw) return r->min_bw;
+  double bw = r->hop_share_bw[0]; /* min over its links of bw / hops crossing it */
+  for (int32_t i = 1; i < r->n; i++)
+    if (r->hop_share_bw[i] < bw) bw = r->hop_share_bw[i];
+  return bw;
 }
 
 double ds_ring_path_lat_ns(const struct ds_ring *r) {

@@ -256,10 +256,10 @@ static void node_path(const struct ds_node_hops *h, const struct groups *g, int3
 }
 
 /* rails_busbw: K * min over links of bw / (hops of all rails crossing it);
- * one rail: its min_bw. */
+ * one rail: its own hops' (ds_ring_busbw, a rail running no rails). */
 static ds_status rails_bound(const struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
   if (r->n_rails == 1) {
-    r->rails_busbw = r->rails[0].min_bw;
+    r->rails_busbw = ds_ring_busbw(&r->rails[0]);
     return DS_OK;
   }
   uint32_t *hops = calloc((size_t)t->n_links + 1, sizeof *hops);

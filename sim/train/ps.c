@@ -63,6 +63,8 @@ static void fail(struct ps_sim *s, ds_status st) {
 
 /* ---- routes ---- */
 
+/* Every worker-server route, each direction's links (s->routes, s->links;
+ * the links' array trimmed to what they use). */
 static ds_status build_routes(struct ps_sim *s, struct ds_err *err) {
   const struct layout *y = &s->y;
   size_t n_pairs = (size_t)y->W * (size_t)y->K * 2, used = 0, cap = 64;
@@ -79,7 +81,6 @@ static ds_status build_routes(struct ps_sim *s, struct ds_err *err) {
         struct route *r = &s->routes[((size_t)w * (size_t)y->K + (size_t)k) * 2 + (size_t)dir];
         int32_t g = s->sh.gpu[k], n = 0;
         r->first = (int32_t)used;
-        r->bw = s->local_bw;
         if (g == w) continue;
         st = ds_topo_route(s->topo, dir ? g : w, dir ? w : g, scratch, scratch_cap, &n, err);
         if (st != DS_OK) goto fail;
@@ -91,21 +92,34 @@ static ds_status build_routes(struct ps_sim *s, struct ds_err *err) {
           s->links = grown;
         }
         r->len = n;
-        r->bw = INFINITY;
-        for (int32_t i = 0; i < n; i++) {
-          const struct ds_link *lk = &s->topo->links[scratch[i]];
-          s->links[used + (size_t)i] = scratch[i];
-          r->lat_ns += lk->lat_ns;
-          if (lk->bw_bytes_per_s < r->bw) r->bw = lk->bw_bytes_per_s;
-        }
+        memcpy(s->links + used, scratch, (size_t)n * sizeof *scratch);
         used += (size_t)n;
       }
+  /* the doubling's slack back (up to half the array) */
+  int32_t *fit = realloc(s->links, (used ? used : 1) * sizeof *fit);
+  if (fit) s->links = fit;
   st = DS_OK;
 out:
   if (st == DS_ENOMEM) ds_err_set(err, st, "parameter server: out of memory");
 fail:
   free(scratch);
   return st;
+}
+
+double ds__ps_route_lat_ns(const struct ps_sim *s, const struct route *r) {
+  double lat_ns = 0;
+  for (int32_t i = 0; i < r->len; i++) lat_ns += s->topo->links[s->links[r->first + i]].lat_ns;
+  return lat_ns;
+}
+
+double ds__ps_route_bw(const struct ps_sim *s, const struct route *r) {
+  if (r->len == 0) return s->local_bw;
+  double bw = INFINITY;
+  for (int32_t i = 0; i < r->len; i++) {
+    double b = s->topo->links[s->links[r->first + i]].bw_bytes_per_s;
+    if (b < bw) bw = b;
+  }
+  return bw;
 }
 
 /* ---- the event loop ---- */
@@ -137,7 +151,8 @@ static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pu
   *op_start(s, op) = ds_engine_now(s->eng);
   double bytes = op_of(s, op)->bytes;
   ds_status st = r->len
-      ? ds_net_flow_start(s->net, s->links + r->first, NULL, r->len, bytes, 0, r->lat_ns, op)
+      ? ds_net_flow_start(s->net, s->links + r->first, NULL, r->len, bytes, 0,
+                          ds__ps_route_lat_ns(s, r), op)
       : ds_net_flow_start_capped(s->net, NULL, NULL, 0, bytes, 0, 0, s->local_bw, op);
   if (st != DS_OK) fail(s, st);
 }
@@ -200,7 +215,7 @@ static void start_compute(struct ps_sim *s, int32_t w) {
 }
 
 static void start_pull(struct ps_sim *s, int32_t iter, int32_t w, int32_t k) {
-  s->pulled[(size_t)w * (size_t)s->y.K + (size_t)k] = s->version[k];
+  if (s->pulled) s->pulled[(size_t)w * (size_t)s->y.K + (size_t)k] = s->version[k];
   start_flow(s, block(s, iter) + ds__ps_ix_pull(&s->y, w, k), w, k, 1);
 }
 
@@ -220,9 +235,17 @@ static void update_done(struct ps_sim *s, size_t u, int32_t k) {
   try_update(s, k);
 }
 
+/* Room of a server's FIFO of updates, one more than it ever holds:
+ * async, one update per worker; sync, one at a time (a worker enters step
+ * i + 1 only after its pull of server k's update i, so no push of step
+ * i + 1 reaches k before that update has run). */
+static size_t queue_cap(const struct ps_sim *s) {
+  return s->opt->mode == DS_PS_ASYNC ? (size_t)s->y.W + 1 : 2;
+}
+
 static void try_update(struct ps_sim *s, int32_t k) {
   if (s->busy[k] || s->q_len[k] == 0) return;
-  size_t qcap = (size_t)s->y.W + 1;
+  size_t qcap = queue_cap(s);
   size_t u = s->queue[(size_t)k * qcap + (size_t)s->q_head[k]];
   s->q_head[k] = (int32_t)(((size_t)s->q_head[k] + 1) % qcap);
   s->q_len[k]--;
@@ -244,7 +267,7 @@ static void try_update(struct ps_sim *s, int32_t k) {
 }
 
 static void enqueue_update(struct ps_sim *s, int32_t k, size_t u) {
-  size_t qcap = (size_t)s->y.W + 1;
+  size_t qcap = queue_cap(s);
   if ((size_t)s->q_len[k] + 1 >= qcap) {
     fail(s, DS_EINTERNAL);
     return;
@@ -420,22 +443,25 @@ static ds_status check_options(const struct ds_topo *topo, const struct ds_ps_op
   return DS_OK;
 }
 
+/* Sync's servers count pushes per server and keep no staleness: only
+ * async's per-pair state is workers x servers. */
 static ds_status alloc_state(struct ps_sim *s) {
   size_t W = (size_t)s->y.W, K = (size_t)s->y.K;
+  int async = s->opt->mode == DS_PS_ASYNC;
   s->iter = calloc(W, sizeof *s->iter);
   s->pos = calloc(W, sizeof *s->pos);
   s->pulls_left = malloc(W * sizeof *s->pulls_left);
   s->first_end = calloc(W, sizeof *s->first_end);
   s->last_end = calloc(W, sizeof *s->last_end);
-  s->arrived = calloc(W * K, sizeof *s->arrived);
+  s->arrived = calloc(async ? W * K : K, sizeof *s->arrived);
   s->version = calloc(K, sizeof *s->version);
-  s->pulled = calloc(W * K, sizeof *s->pulled);
-  s->queue = malloc(K * (W + 1) * sizeof *s->queue);
+  s->pulled = async ? calloc(W * K, sizeof *s->pulled) : NULL;
+  s->queue = malloc(K * queue_cap(s) * sizeof *s->queue);
   s->q_head = calloc(K, sizeof *s->q_head);
   s->q_len = calloc(K, sizeof *s->q_len);
   s->busy = calloc(K, 1);
   if (!s->iter || !s->pos || !s->pulls_left || !s->first_end || !s->last_end || !s->arrived ||
-      !s->version || !s->pulled || !s->queue || !s->q_head || !s->q_len || !s->busy)
+      !s->version || (async && !s->pulled) || !s->queue || !s->q_head || !s->q_len || !s->busy)
     return DS_ENOMEM;
   return ds__ps_window_init(s);
 }

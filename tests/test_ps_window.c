@@ -275,6 +275,66 @@ Test(ps, an_async_window_past_the_memory_limit_is_refused) {
   unload(&f);
 }
 
+/* The estimate a refusal gives (GiB in the message, as bytes). */
+static double refused_estimate(struct fixture *f, const struct ds_ps_options *o) {
+  struct ds_ps_result r;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_run(f->topo, f->model, &f->c, o, &r, &err), DS_EINPUT, "%s", err.msg);
+  cr_assert_null(r.step);
+  const char *about = strstr(err.msg, "would hold about ");
+  cr_assert(about != NULL, "%s", err.msg);
+  return strtod(about + strlen("would hold about "), NULL) * DS_UNITS_GIB;
+}
+
+/* One step's own memory grows as workers x servers (every worker pushes
+ * to and pulls from every server each step: the ops, the routes, the
+ * flows), whatever --iters, and is refused before anything is allocated
+ * when its estimate passes step_mem_limit (ps.h), naming the product, the
+ * estimate and the most --ps-servers that fit. Before, nothing bounded it:
+ * the run allocated as it went until it ran out of memory. Tiny model, 4
+ * workers: with no limit 4 servers run; under a limit of 100 bytes they
+ * are refused, naming the 16 pairs and only a smaller world; the
+ * estimates of 2 and 4 servers (each refused under that limit) grow by
+ * the same step a server (linear), and a limit a quarter of the way from
+ * 2's to 4's (below 3's) names 2 servers, refuses 3 and runs 2. */
+Test(ps, a_step_whose_worker_server_pairs_do_not_fit_is_refused_before_it_runs) {
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  struct ds_ps_result r;
+  struct ds_ps_options o = opts(4, 4, DS_PS_SYNC, 3, 1);
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  struct ds_err err = {0};
+  o.step_mem_limit = 100;
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT, "%s", err.msg);
+  cr_assert(strstr(err.msg, "option --ps-servers: ") == err.msg, "%s", err.msg);
+  cr_assert(strstr(err.msg, "4 workers x 4 servers = 16 worker-server pairs") != NULL, "%s",
+            err.msg);
+  cr_assert(strstr(err.msg, "; give a smaller --world-size") != NULL, "%s", err.msg);
+  double need4 = refused_estimate(&f, &o);
+  o.n_servers = 2;
+  double need2 = refused_estimate(&f, &o);
+  cr_assert_gt(need2, 1000);
+  cr_assert_gt(need4, need2 * 1.2, "%g %g", need4, need2);
+  o.n_servers = 4;
+  o.step_mem_limit = (uint64_t)(need2 + 0.25 * (need4 - need2));
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT, "%s", err.msg);
+  cr_assert(strstr(err.msg, "give --ps-servers 2 or fewer, or a smaller --world-size") != NULL,
+            "%s", err.msg);
+  o.n_servers = 3;
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT, "%s", err.msg);
+  o.n_servers = 2;
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  /* the limit bounds one step, whatever --iters */
+  o.n_servers = 4;
+  o.iters = 20;
+  o.step_mem_limit = (uint64_t)(1.01 * need4);
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  unload(&f);
+}
+
 /* With jitter each step's draws are drawn when the first worker enters it,
  * for every worker (one generator, op order: the test after these), and a
  * worker keeps its own until it gets there and drops them when it ends the

@@ -40,6 +40,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -509,6 +510,58 @@ static ds_status check_kept(const struct ds_schedule *step, const struct ds_ps_o
                     need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
 }
 
+/* What one step of W workers and K servers takes, for the whole run,
+ * whatever --iters: each op of the step's schedule (PS_OP_BYTES: the op,
+ * its dependency, the schedule's index of it, the result's four times of
+ * it, its worker's two), W x K pushes and pulls among them (async: and
+ * updates), and each worker-server pair's two routes and the flows of its
+ * push and pull, which a step's pulls start together (PS_PAIR_BYTES_*,
+ * measured: docs/reliability.md). W x K, not W + K: every worker exchanges
+ * its shard with every server, every step. Per server, the estimate is
+ * linear: a worker's n_push pushes are p = n_push / K per server (one
+ * after backward; per layer, one per layer holding its tensors). */
+#define PS_OP_BYTES ((double)sizeof(struct ds_op) + 72.0)
+#define PS_PAIR_BYTES_SYNC 330.0
+#define PS_PAIR_BYTES_ASYNC 380.0 /* and each pair's staleness and queue's room */
+
+struct step_estimate {
+  double fixed;      /* the workers' compute ops and launches */
+  double per_server; /* a server's pushes, update(s), pulls, routes, flows */
+};
+
+static struct step_estimate step_estimate(const struct ps_sim *s) {
+  const struct layout *y = &s->y;
+  double W = (double)y->W, n_push = 0;
+  for (int32_t k = 0; k < y->K; k++) n_push += s->pieces[k];
+  int sync = s->opt->mode == DS_PS_SYNC;
+  double p = n_push / (double)y->K, updates = sync ? 1 : W;
+  return (struct step_estimate){
+      .fixed = W * ((double)y->per_w - n_push) * PS_OP_BYTES,
+      .per_server = (W * p + updates + W) * PS_OP_BYTES +
+                    W * (sync ? PS_PAIR_BYTES_SYNC : PS_PAIR_BYTES_ASYNC)};
+}
+
+/* One step's ops, routes and flows, refused before any is allocated when
+ * they would pass step_mem_limit (else a run that runs out of memory on
+ * the way, minutes in), naming the product and the --ps-servers that
+ * would fit. */
+static ds_status check_pairs(const struct ps_sim *s, struct ds_err *err) {
+  const struct layout *y = &s->y;
+  struct step_estimate e = step_estimate(s);
+  double need = e.fixed + (double)y->K * e.per_server, limit = (double)s->opt->step_mem_limit;
+  if (!s->opt->step_mem_limit || need <= limit) return DS_OK;
+  double fit = floor((limit - e.fixed) / e.per_server);
+  char way[96] = "give";
+  if (fit >= 1) snprintf(way, sizeof way, "give --ps-servers %.0f or fewer, or", fit);
+  return ds_err_set(err, DS_EINPUT,
+                    "option --ps-servers: every worker pushes to and pulls from every server "
+                    "each step: %d workers x %d servers = %.0f worker-server pairs, whose "
+                    "ops, routes and flows would hold about %.3g GiB, more than the %.3g GiB "
+                    "allowed (half this machine's memory); %s a smaller --world-size",
+                    y->W, y->K, (double)y->W * (double)y->K, need / DS_UNITS_GIB,
+                    limit / DS_UNITS_GIB, way);
+}
+
 /* The result's copies of iteration 0's and the last iteration's times. */
 static ds_status alloc_result(struct ds_ps_result *r) {
   size_t n = r->step->n_ops + 1;
@@ -542,6 +595,7 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
     goto oom;
   }
   layout_init(&s.y, o->world_size, o->n_servers, s.n_prog, o->mode);
+  DS_CHECK_GOTO(check_pairs(&s, err), st, out);
   DS_CHECK_GOTO(build_routes(&s, err), st, out);
   DS_CHECK_GOTO(ds_schedule_new(o->world_size, &r->step), st, oom);
   DS_CHECK_GOTO(ds__ps_build_iteration(&s, r->step), st, oom);

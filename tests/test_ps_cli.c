@@ -6,15 +6,14 @@
  * and schedule files read back, stragglers (also under ddp, and per world
  * size in a sweep), determinism,
  * per-layer pushes and one worker against single, the trace written as
- * the run goes, the work bound and the bound on one step's worker-server
- * pairs. The binary under test is
+ * the run goes, and the work bound (the bound on one step's worker-server
+ * pairs: test_ps_window.c). The binary under test is
  * $DDPSIM_BIN (the sanitizer build in `make test`), else build/asan/ddpsim.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tests/support.h"
@@ -385,30 +384,3 @@ Test(ps_cli, a_run_foreseen_past_the_work_bound_is_refused_after_its_first_step,
                              says, sizeof says / sizeof *says);
 }
 
-/* One step's ops, routes and flows grow as workers x servers, whatever
- * --iters; a step whose estimate passes half the machine's memory is
- * refused before anything is allocated (ps.h step_mem_limit), exit 2, at
- * once, naming the product and the ways out. 16384 workers x 16384 async
- * servers (the most a topology has) would hold about 221 GiB: refused on
- * any machine of less than 442 GiB, in 0.14 s of CPU on the 2-core VM.
- * Before, nothing refused it: under a 3 GB ulimit -v it ran out of memory,
- * exit 1. */
-Test(ps_cli, a_step_of_more_worker_server_pairs_than_memory_is_refused_at_once,
-     .timeout = 120) {
-  static const char *const says[] = {
-      "option --ps-servers: every worker pushes to and pulls from every server each step: "
-      "16384 workers x 16384 servers = 268435456 worker-server pairs, whose ops, routes and "
-      "flows would hold about 221 GiB, more than the ",
-      "allowed (half this machine's memory); give --ps-servers ",
-      " or fewer, or a smaller --world-size"};
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  ds_test_ddpsim_refuses_all("--topo tests/data/cluster-2048x8-h100.yaml --model "
-                             "tests/data/tiny-model.yaml --strategy ps --ps-servers 16384 "
-                             "--ps-mode async --format csv",
-                             says, sizeof says / sizeof *says);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  /* the sanitizer build on a shared VM: seconds at most, not minutes */
-  cr_assert_lt(s, 20, "refused after %.1f s", s);
-}

@@ -6,7 +6,8 @@
  * and schedule files read back, stragglers (also under ddp, and per world
  * size in a sweep), determinism,
  * per-layer pushes and one worker against single, the trace written as
- * the run goes, and the work bound. The binary under test is
+ * the run goes, and the work bound (the bound on one step's worker-server
+ * pairs: test_ps_window.c). The binary under test is
  * $DDPSIM_BIN (the sanitizer build in `make test`), else build/asan/ddpsim.
  */
 #include <criterion/criterion.h>
@@ -382,3 +383,4 @@ Test(ps_cli, a_run_foreseen_past_the_work_bound_is_refused_after_its_first_step,
   ds_test_ddpsim_refuses_all("--topo cluster-512x8-h100 --strategy ps --iters 1000 --format csv",
                              says, sizeof says / sizeof *says);
 }
+

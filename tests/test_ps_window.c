@@ -4,13 +4,15 @@
  * worker, none without a consumer), the memory limit on it and on the
  * lagging workers' jitter draws, a consumer (on_iter) that changes no
  * number or stops the run, and the jitter draws in the whole run's op
- * order. The steps themselves: test_ps_step.c; the command (ddpsim
+ * order, and one step's worker-server pairs bounded (through the command
+ * too). The steps themselves: test_ps_step.c; the command (ddpsim
  * --strategy ps): test_ps_cli.c. tiny-topo and the fixture:
  * tests/ps_fixture.h.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/units.h"
 #include "sim/train/jitter.h"
@@ -275,6 +277,66 @@ Test(ps, an_async_window_past_the_memory_limit_is_refused) {
   unload(&f);
 }
 
+/* The estimate a refusal gives (GiB in the message, as bytes). */
+static double refused_estimate(struct fixture *f, const struct ds_ps_options *o) {
+  struct ds_ps_result r;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_run(f->topo, f->model, &f->c, o, &r, &err), DS_EINPUT, "%s", err.msg);
+  cr_assert_null(r.step);
+  const char *about = strstr(err.msg, "would hold about ");
+  cr_assert(about != NULL, "%s", err.msg);
+  return strtod(about + strlen("would hold about "), NULL) * DS_UNITS_GIB;
+}
+
+/* One step's own memory grows as workers x servers (every worker pushes
+ * to and pulls from every server each step: the ops, the routes, the
+ * flows), whatever --iters, and is refused before anything is allocated
+ * when its estimate passes step_mem_limit (ps.h), naming the product, the
+ * estimate and the most --ps-servers that fit. Before, nothing bounded it:
+ * the run allocated as it went until it ran out of memory. Tiny model, 4
+ * workers: with no limit 4 servers run; under a limit of 100 bytes they
+ * are refused, naming the 16 pairs and only a smaller world; the
+ * estimates of 2 and 4 servers (each refused under that limit) grow by
+ * the same step a server (linear), and a limit a quarter of the way from
+ * 2's to 4's (below 3's) names 2 servers, refuses 3 and runs 2. */
+Test(ps, a_step_whose_worker_server_pairs_do_not_fit_is_refused_before_it_runs) {
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  struct ds_ps_result r;
+  struct ds_ps_options o = opts(4, 4, DS_PS_SYNC, 3, 1);
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  struct ds_err err = {0};
+  o.step_mem_limit = 100;
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT, "%s", err.msg);
+  cr_assert(strstr(err.msg, "option --ps-servers: ") == err.msg, "%s", err.msg);
+  cr_assert(strstr(err.msg, "4 workers x 4 servers = 16 worker-server pairs") != NULL, "%s",
+            err.msg);
+  cr_assert(strstr(err.msg, "; give a smaller --world-size") != NULL, "%s", err.msg);
+  double need4 = refused_estimate(&f, &o);
+  o.n_servers = 2;
+  double need2 = refused_estimate(&f, &o);
+  cr_assert_gt(need2, 1000);
+  cr_assert_gt(need4, need2 * 1.2, "%g %g", need4, need2);
+  o.n_servers = 4;
+  o.step_mem_limit = (uint64_t)(need2 + 0.25 * (need4 - need2));
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT, "%s", err.msg);
+  cr_assert(strstr(err.msg, "give --ps-servers 2 or fewer, or a smaller --world-size") != NULL,
+            "%s", err.msg);
+  o.n_servers = 3;
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT, "%s", err.msg);
+  o.n_servers = 2;
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  /* the limit bounds one step, whatever --iters */
+  o.n_servers = 4;
+  o.iters = 20;
+  o.step_mem_limit = (uint64_t)(1.01 * need4);
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  unload(&f);
+}
+
 /* With jitter each step's draws are drawn when the first worker enters it,
  * for every worker (one generator, op order: the test after these), and a
  * worker keeps its own until it gets there and drops them when it ends the
@@ -507,4 +569,34 @@ Test(ps, jitter_draws_are_the_whole_runs_in_op_order) {
   ds_ps_result_release(&r);
   timeline_release(&t);
   unload(&f);
+}
+
+/* One step's ops, routes and flows grow as workers x servers, whatever
+ * --iters; a step whose estimate passes half the machine's memory is
+ * refused before anything is allocated (ps.h step_mem_limit), exit 2, at
+ * once, naming the product and the ways out. 16384 workers x 16384 async
+ * servers (the most a topology has) would hold about 221 GiB: refused on
+ * any machine of less than 442 GiB, in 0.14 s of CPU on the 2-core VM.
+ * Before, nothing refused it: under a 3 GB ulimit -v it ran out of memory,
+ * exit 1. Here, not in test_ps_cli.c: criterion leaks 48 bytes when a
+ * binary holds two tests with a .timeout (LeakSanitizer), and that file's
+ * work bound has one. */
+Test(ps, a_step_of_more_worker_server_pairs_than_memory_is_refused_at_once,
+     .timeout = 120) {
+  static const char *const says[] = {
+      "option --ps-servers: every worker pushes to and pulls from every server each step: "
+      "16384 workers x 16384 servers = 268435456 worker-server pairs, whose ops, routes and "
+      "flows would hold about 221 GiB, more than the ",
+      "allowed (half this machine's memory); give --ps-servers ",
+      " or fewer, or a smaller --world-size"};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ds_test_ddpsim_refuses_all("--topo tests/data/cluster-2048x8-h100.yaml --model "
+                             "tests/data/tiny-model.yaml --strategy ps --ps-servers 16384 "
+                             "--ps-mode async --format csv",
+                             says, sizeof says / sizeof *says);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  /* the sanitizer build on a shared VM: seconds at most, not minutes */
+  cr_assert_lt(s, 20, "refused after %.1f s", s);
 }

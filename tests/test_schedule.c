@@ -181,6 +181,32 @@ Test(schedule, add_from_own_arrays) {
   ds_schedule_free(s);
 }
 
+/* A builder that knows its size reserves it (ds_schedule_reserve): the
+ * arrays hold exactly that, and appends up to it neither move nor grow
+ * them (doubling would have made room for 1024 ops where 1000 are used);
+ * one past it grows as before. */
+Test(schedule, reserve_makes_exactly_the_room_asked_for) {
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  cr_assert_eq(ds_schedule_reserve(s, 1000, 999), DS_OK);
+  cr_assert_eq(s->cap_ops, 1000);
+  cr_assert_eq(s->cap_deps, 999);
+  const struct ds_op *ops = s->ops;
+  const int64_t *deps = s->deps;
+  add(s, op_on(0, 0), NULL, 0);
+  for (int64_t i = 1; i < 1000; i++) add(s, op_on(i, 0), (int64_t[]){i - 1}, 1);
+  cr_assert_eq(s->ops, ops);
+  cr_assert_eq(s->deps, deps);
+  cr_assert_eq(s->cap_ops, 1000);
+  /* reserving less than it holds changes nothing */
+  cr_assert_eq(ds_schedule_reserve(s, 10, 10), DS_OK);
+  cr_assert_eq(s->cap_ops, 1000);
+  add(s, op_on(1000, 0), (int64_t[]){999}, 1);
+  cr_assert_gt(s->cap_ops, 1000);
+  cr_assert_eq(ds_schedule_deps(s, &s->ops[1000])[0], 999);
+  ds_schedule_free(s);
+}
+
 /* find works on unsorted ids, misses cleanly, and sees ops added after the
  * index was built (add invalidates it). */
 Test(schedule, find_by_id) {

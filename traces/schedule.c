@@ -211,6 +211,23 @@ static ds_status grow(void **p, size_t *cap, size_t need, size_t elem) {
   return DS_OK;
 }
 
+/* Grows *p (elements of size elem) to hold exactly want when it holds
+ * fewer. */
+static ds_status grow_exact(void **p, size_t *cap, size_t want, size_t elem) {
+  if (want <= *cap) return DS_OK;
+  if (want > SIZE_MAX / elem) return DS_ENOMEM;
+  void *q = realloc(*p, want * elem);
+  if (!q) return DS_ENOMEM;
+  *p = q;
+  *cap = want;
+  return DS_OK;
+}
+
+ds_status ds_schedule_reserve(struct ds_schedule *s, size_t n_ops, size_t n_deps) {
+  DS_CHECK(grow_exact((void **)&s->ops, &s->cap_ops, n_ops, sizeof *s->ops));
+  return grow_exact((void **)&s->deps, &s->cap_deps, n_deps, sizeof *s->deps);
+}
+
 ds_status ds_schedule_add(struct ds_schedule *s, const struct ds_op *op,
                           const int64_t *deps, size_t n_deps,
                           size_t *out_index) {

@@ -127,6 +127,13 @@ ds_status ds_schedule_add(struct ds_schedule *s, const struct ds_op *op,
                           const int64_t *deps, size_t n_deps,
                           size_t *out_index);
 
+/* Makes room for n_ops ops and n_deps dependency ids in all (counting
+ * those s has): a builder that knows its size up front (sim/train/ps.c's
+ * one step of workers x servers pushes and pulls) allocates exactly that
+ * much instead of up to twice it by doubling. DS_ENOMEM when out of
+ * memory (s unchanged). */
+ds_status ds_schedule_reserve(struct ds_schedule *s, size_t n_ops, size_t n_deps);
+
 /* Appends ops numbered in the order they are built: what the strategies'
  * schedule builders (sim/train/ddp*.c, sim/train/dp.c, sim/train/ps_schedule.c) share. s is
  * borrowed. */

@@ -103,10 +103,18 @@ ds_status ds__run_ps_memory(const struct config_run *c, struct ds_summary *s,
   const struct ds_options *o = c->opt;
   struct ds_ps_shards sh;
   DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
+  /* each GPU's servers' parameters, summed in server order once */
+  double *stepped = calloc((size_t)c->world, sizeof *stepped);
+  if (!stepped) {
+    ds_ps_shards_release(&sh);
+    return ds_err_set(err, DS_ENOMEM, "out of memory");
+  }
+  for (int32_t k = 0; k < sh.n; k++) stepped[sh.gpu[k]] += (double)sh.numel[k];
   for (int32_t g = 0; g < c->world; g++) {
     struct ds_ddp_memory m;
     struct ds_memory_options mo = ds__run_memory_options(c, o, DS_STRATEGY_PS);
-    ds_ps_memory(c->model, &c->compute.precision, c->batch, &mo, &sh, c->world, g, &m);
+    ds_ps_memory_stepped(c->model, &c->compute.precision, c->batch, &mo, stepped[g], c->world,
+                         &m);
     if (g == 0) s->peak_mem_gib_gpu0 = m.total / DS_UNITS_GIB;
     else if (m.total / DS_UNITS_GIB > s->peak_mem_gib_other)
       s->peak_mem_gib_other = m.total / DS_UNITS_GIB;
@@ -114,6 +122,7 @@ ds_status ds__run_ps_memory(const struct config_run *c, struct ds_summary *s,
   }
   s->peak_mem_gib = s->mem.total / DS_UNITS_GIB;
   s->gpu_mem_gib = c->topo->gpu.mem_bytes / DS_UNITS_GIB;
+  free(stepped);
   ds_ps_shards_release(&sh);
   return DS_OK;
 }
@@ -168,6 +177,8 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
     po.kept_bytes_per_op = 0;
     /* the window of steps the run holds, and a trace kept in memory */
     po.mem_limit = ps_mem_limit();
+    /* one step's workers x servers ops, routes and flows */
+    po.step_mem_limit = po.mem_limit;
     if (k == 0 && (o->trace || c->capture)) {
       DS_CHECK_GOTO(ps_trace_open(c, &meta, &trace, err), st, out);
       po.on_iter = ps_trace_iter;

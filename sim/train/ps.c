@@ -40,6 +40,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,8 @@ static void fail(struct ps_sim *s, ds_status st) {
 
 /* ---- routes ---- */
 
+/* Every worker-server route, each direction's links (s->routes, s->links;
+ * the links' array trimmed to what they use). */
 static ds_status build_routes(struct ps_sim *s, struct ds_err *err) {
   const struct layout *y = &s->y;
   size_t n_pairs = (size_t)y->W * (size_t)y->K * 2, used = 0, cap = 64;
@@ -79,7 +82,6 @@ static ds_status build_routes(struct ps_sim *s, struct ds_err *err) {
         struct route *r = &s->routes[((size_t)w * (size_t)y->K + (size_t)k) * 2 + (size_t)dir];
         int32_t g = s->sh.gpu[k], n = 0;
         r->first = (int32_t)used;
-        r->bw = s->local_bw;
         if (g == w) continue;
         st = ds_topo_route(s->topo, dir ? g : w, dir ? w : g, scratch, scratch_cap, &n, err);
         if (st != DS_OK) goto fail;
@@ -91,21 +93,34 @@ static ds_status build_routes(struct ps_sim *s, struct ds_err *err) {
           s->links = grown;
         }
         r->len = n;
-        r->bw = INFINITY;
-        for (int32_t i = 0; i < n; i++) {
-          const struct ds_link *lk = &s->topo->links[scratch[i]];
-          s->links[used + (size_t)i] = scratch[i];
-          r->lat_ns += lk->lat_ns;
-          if (lk->bw_bytes_per_s < r->bw) r->bw = lk->bw_bytes_per_s;
-        }
+        memcpy(s->links + used, scratch, (size_t)n * sizeof *scratch);
         used += (size_t)n;
       }
+  /* the doubling's slack back (up to half the array) */
+  int32_t *fit = realloc(s->links, (used ? used : 1) * sizeof *fit);
+  if (fit) s->links = fit;
   st = DS_OK;
 out:
   if (st == DS_ENOMEM) ds_err_set(err, st, "parameter server: out of memory");
 fail:
   free(scratch);
   return st;
+}
+
+double ds__ps_route_lat_ns(const struct ps_sim *s, const struct route *r) {
+  double lat_ns = 0;
+  for (int32_t i = 0; i < r->len; i++) lat_ns += s->topo->links[s->links[r->first + i]].lat_ns;
+  return lat_ns;
+}
+
+double ds__ps_route_bw(const struct ps_sim *s, const struct route *r) {
+  if (r->len == 0) return s->local_bw;
+  double bw = INFINITY;
+  for (int32_t i = 0; i < r->len; i++) {
+    double b = s->topo->links[s->links[r->first + i]].bw_bytes_per_s;
+    if (b < bw) bw = b;
+  }
+  return bw;
 }
 
 /* ---- the event loop ---- */
@@ -137,7 +152,8 @@ static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pu
   *op_start(s, op) = ds_engine_now(s->eng);
   double bytes = op_of(s, op)->bytes;
   ds_status st = r->len
-      ? ds_net_flow_start(s->net, s->links + r->first, NULL, r->len, bytes, 0, r->lat_ns, op)
+      ? ds_net_flow_start(s->net, s->links + r->first, NULL, r->len, bytes, 0,
+                          ds__ps_route_lat_ns(s, r), op)
       : ds_net_flow_start_capped(s->net, NULL, NULL, 0, bytes, 0, 0, s->local_bw, op);
   if (st != DS_OK) fail(s, st);
 }
@@ -200,7 +216,7 @@ static void start_compute(struct ps_sim *s, int32_t w) {
 }
 
 static void start_pull(struct ps_sim *s, int32_t iter, int32_t w, int32_t k) {
-  s->pulled[(size_t)w * (size_t)s->y.K + (size_t)k] = s->version[k];
+  if (s->pulled) s->pulled[(size_t)w * (size_t)s->y.K + (size_t)k] = s->version[k];
   start_flow(s, block(s, iter) + ds__ps_ix_pull(&s->y, w, k), w, k, 1);
 }
 
@@ -220,9 +236,17 @@ static void update_done(struct ps_sim *s, size_t u, int32_t k) {
   try_update(s, k);
 }
 
+/* Room of a server's FIFO of updates, one more than it ever holds:
+ * async, one update per worker; sync, one at a time (a worker enters step
+ * i + 1 only after its pull of server k's update i, so no push of step
+ * i + 1 reaches k before that update has run). */
+static size_t queue_cap(const struct ps_sim *s) {
+  return s->opt->mode == DS_PS_ASYNC ? (size_t)s->y.W + 1 : 2;
+}
+
 static void try_update(struct ps_sim *s, int32_t k) {
   if (s->busy[k] || s->q_len[k] == 0) return;
-  size_t qcap = (size_t)s->y.W + 1;
+  size_t qcap = queue_cap(s);
   size_t u = s->queue[(size_t)k * qcap + (size_t)s->q_head[k]];
   s->q_head[k] = (int32_t)(((size_t)s->q_head[k] + 1) % qcap);
   s->q_len[k]--;
@@ -244,7 +268,7 @@ static void try_update(struct ps_sim *s, int32_t k) {
 }
 
 static void enqueue_update(struct ps_sim *s, int32_t k, size_t u) {
-  size_t qcap = (size_t)s->y.W + 1;
+  size_t qcap = queue_cap(s);
   if ((size_t)s->q_len[k] + 1 >= qcap) {
     fail(s, DS_EINTERNAL);
     return;
@@ -420,22 +444,25 @@ static ds_status check_options(const struct ds_topo *topo, const struct ds_ps_op
   return DS_OK;
 }
 
+/* Sync's servers count pushes per server and keep no staleness: only
+ * async's per-pair state is workers x servers. */
 static ds_status alloc_state(struct ps_sim *s) {
   size_t W = (size_t)s->y.W, K = (size_t)s->y.K;
+  int async = s->opt->mode == DS_PS_ASYNC;
   s->iter = calloc(W, sizeof *s->iter);
   s->pos = calloc(W, sizeof *s->pos);
   s->pulls_left = malloc(W * sizeof *s->pulls_left);
   s->first_end = calloc(W, sizeof *s->first_end);
   s->last_end = calloc(W, sizeof *s->last_end);
-  s->arrived = calloc(W * K, sizeof *s->arrived);
+  s->arrived = calloc(async ? W * K : K, sizeof *s->arrived);
   s->version = calloc(K, sizeof *s->version);
-  s->pulled = calloc(W * K, sizeof *s->pulled);
-  s->queue = malloc(K * (W + 1) * sizeof *s->queue);
+  s->pulled = async ? calloc(W * K, sizeof *s->pulled) : NULL;
+  s->queue = malloc(K * queue_cap(s) * sizeof *s->queue);
   s->q_head = calloc(K, sizeof *s->q_head);
   s->q_len = calloc(K, sizeof *s->q_len);
   s->busy = calloc(K, 1);
   if (!s->iter || !s->pos || !s->pulls_left || !s->first_end || !s->last_end || !s->arrived ||
-      !s->version || !s->pulled || !s->queue || !s->q_head || !s->q_len || !s->busy)
+      !s->version || (async && !s->pulled) || !s->queue || !s->q_head || !s->q_len || !s->busy)
     return DS_ENOMEM;
   return ds__ps_window_init(s);
 }
@@ -483,6 +510,58 @@ static ds_status check_kept(const struct ds_schedule *step, const struct ds_ps_o
                     need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
 }
 
+/* What one step of W workers and K servers takes, for the whole run,
+ * whatever --iters: each op of the step's schedule (PS_OP_BYTES: the op,
+ * its dependency, the schedule's index of it, the result's four times of
+ * it, its worker's two), W x K pushes and pulls among them (async: and
+ * updates), and each worker-server pair's two routes and the flows of its
+ * push and pull, which a step's pulls start together (PS_PAIR_BYTES_*,
+ * measured: docs/reliability.md). W x K, not W + K: every worker exchanges
+ * its shard with every server, every step. Per server, the estimate is
+ * linear: a worker's n_push pushes are p = n_push / K per server (one
+ * after backward; per layer, one per layer holding its tensors). */
+#define PS_OP_BYTES ((double)sizeof(struct ds_op) + 72.0)
+#define PS_PAIR_BYTES_SYNC 330.0
+#define PS_PAIR_BYTES_ASYNC 380.0 /* and each pair's staleness and queue's room */
+
+struct step_estimate {
+  double fixed;      /* the workers' compute ops and launches */
+  double per_server; /* a server's pushes, update(s), pulls, routes, flows */
+};
+
+static struct step_estimate step_estimate(const struct ps_sim *s) {
+  const struct layout *y = &s->y;
+  double W = (double)y->W, n_push = 0;
+  for (int32_t k = 0; k < y->K; k++) n_push += s->pieces[k];
+  int sync = s->opt->mode == DS_PS_SYNC;
+  double p = n_push / (double)y->K, updates = sync ? 1 : W;
+  return (struct step_estimate){
+      .fixed = W * ((double)y->per_w - n_push) * PS_OP_BYTES,
+      .per_server = (W * p + updates + W) * PS_OP_BYTES +
+                    W * (sync ? PS_PAIR_BYTES_SYNC : PS_PAIR_BYTES_ASYNC)};
+}
+
+/* One step's ops, routes and flows, refused before any is allocated when
+ * they would pass step_mem_limit (else a run that runs out of memory on
+ * the way, minutes in), naming the product and the --ps-servers that
+ * would fit. */
+static ds_status check_pairs(const struct ps_sim *s, struct ds_err *err) {
+  const struct layout *y = &s->y;
+  struct step_estimate e = step_estimate(s);
+  double need = e.fixed + (double)y->K * e.per_server, limit = (double)s->opt->step_mem_limit;
+  if (!s->opt->step_mem_limit || need <= limit) return DS_OK;
+  double fit = floor((limit - e.fixed) / e.per_server);
+  char way[96] = "give";
+  if (fit >= 1) snprintf(way, sizeof way, "give --ps-servers %.0f or fewer, or", fit);
+  return ds_err_set(err, DS_EINPUT,
+                    "option --ps-servers: every worker pushes to and pulls from every server "
+                    "each step: %d workers x %d servers = %.0f worker-server pairs, whose "
+                    "ops, routes and flows would hold about %.3g GiB, more than the %.3g GiB "
+                    "allowed (half this machine's memory); %s a smaller --world-size",
+                    y->W, y->K, (double)y->W * (double)y->K, need / DS_UNITS_GIB,
+                    limit / DS_UNITS_GIB, way);
+}
+
 /* The result's copies of iteration 0's and the last iteration's times. */
 static ds_status alloc_result(struct ds_ps_result *r) {
   size_t n = r->step->n_ops + 1;
@@ -516,6 +595,7 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
     goto oom;
   }
   layout_init(&s.y, o->world_size, o->n_servers, s.n_prog, o->mode);
+  DS_CHECK_GOTO(check_pairs(&s, err), st, out);
   DS_CHECK_GOTO(build_routes(&s, err), st, out);
   DS_CHECK_GOTO(ds_schedule_new(o->world_size, &r->step), st, oom);
   DS_CHECK_GOTO(ds__ps_build_iteration(&s, r->step), st, oom);

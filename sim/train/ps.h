@@ -124,6 +124,13 @@ double ds_ps_update_bytes(const struct ds_model *model, const struct ds_compute 
 void ds_ps_memory(const struct ds_model *model, const struct ds_precision *pr, int64_t batch,
                   const struct ds_memory_options *opt, const struct ds_ps_shards *shards,
                   int32_t world, int32_t gpu, struct ds_ddp_memory *out);
+/* The same for a GPU whose servers hold `stepped` parameters in all (the
+ * sum of their shards' numel, in server order), so that a caller asking
+ * for every GPU sums the shards once (world + servers, not world x
+ * servers: 16384 GPUs x 16384 servers took 0.3 s). */
+void ds_ps_memory_stepped(const struct ds_model *model, const struct ds_precision *pr,
+                          int64_t batch, const struct ds_memory_options *opt, double stepped,
+                          int32_t world, struct ds_ddp_memory *out);
 
 /* Called with each iteration's op times once every op of it has run, in
  * iteration order 0 .. iters-1: start_ns[j], end_ns[j] of the iteration's
@@ -178,6 +185,13 @@ struct ds_ps_options {
   double kept_bytes_per_op;
   uint64_t mem_limit;
   const char *kept_by;
+  /* The bound on one step's own memory (0: none), held for the whole run
+   * whatever --iters: its ops, the worker-server routes and the flows in
+   * flight, which grow as world_size x n_servers (every worker pushes to
+   * and pulls from every server each step). A step estimated past it is
+   * refused before anything is allocated, DS_EINPUT naming the product,
+   * the estimate and the --ps-servers that would fit. */
+  uint64_t step_mem_limit;
 };
 
 /* An op of one iteration (its index in ds_ps_result.step's ops) and when

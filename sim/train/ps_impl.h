@@ -51,11 +51,11 @@ static inline size_t ds__ps_ix_pull(const struct layout *y, int32_t w, int32_t k
          (size_t)w * (size_t)y->K + (size_t)k;
 }
 
-/* A worker-server route, one per direction. */
+/* A worker-server route, one per direction: its links alone, 8 bytes, as
+ * there are workers x servers x 2 of them (the latency and the bottleneck
+ * are summed from the links where needed, ds__ps_route_lat_ns). */
 struct route {
   int32_t first, len; /* into ps_sim.links; len 0: device-local copy */
-  double lat_ns;
-  double bw;          /* bottleneck alone (local: the copy rate) */
 };
 
 /* One iteration some worker is in, held (ps.c's window) only where the
@@ -145,8 +145,10 @@ struct ps_sim {
   /* servers */
   int32_t *arrived;       /* sync: [K] pushes of the step; async: [W * K] */
   int64_t *version;       /* [K] updates applied */
-  int64_t *pulled;        /* [W * K] version each worker last pulled */
-  size_t *queue;          /* [K * (W + 1)] FIFO of update op indices */
+  int64_t *pulled;        /* async: [W * K] version each worker last pulled
+                             (staleness); sync: NULL */
+  size_t *queue;          /* [K * queue_cap] FIFO of update op indices
+                             (async: W + 1; sync: 2, ps.c queue_cap) */
   int32_t *q_head, *q_len;
   uint8_t *busy;          /* [K] */
   double stale_sum;
@@ -164,6 +166,11 @@ static inline const struct route *ds__ps_route_of(const struct ps_sim *s, int32_
                                                   int pull) {
   return &s->routes[((size_t)w * (size_t)s->y.K + (size_t)k) * 2 + (size_t)pull];
 }
+
+/* A route's latency, its links' summed in order (0 for a device-local
+ * copy), and its bottleneck alone (local: the copy rate, s->local_bw). */
+double ds__ps_route_lat_ns(const struct ps_sim *s, const struct route *r);
+double ds__ps_route_bw(const struct ps_sim *s, const struct route *r);
 
 /* Server k's update beyond its roofline for each of the sh->n servers
  * (malloc'd; NULL when out of memory) (ps_schedule.c). */

@@ -57,8 +57,8 @@ double *ds__ps_update_extra_ns(const struct ds_model *m, const struct ds_compute
   return out;
 }
 
-static double transfer_ns(const struct route *r, double bytes) {
-  return r->lat_ns + bytes / r->bw * 1e9;
+static double transfer_ns(const struct ps_sim *s, const struct route *r, double bytes) {
+  return ds__ps_route_lat_ns(s, r) + bytes / ds__ps_route_bw(s, r) * 1e9;
 }
 
 /* One iteration's ops, ids 0..n_step-1: what every iteration runs (the
@@ -76,7 +76,16 @@ ds_status ds__ps_build_iteration(const struct ps_sim *s, struct ds_schedule *out
   int64_t *deps = malloc(((size_t)y->K + 2) * sizeof *deps);
   ds_status st = DS_ENOMEM;
   if (!deps) return st;
+  /* one step is workers x servers pushes and pulls: its size is known, so
+   * it is allocated once, not up to twice over by doubling (the deps once
+   * worker 0's program has told how many a worker's take) */
+  DS_CHECK_GOTO(ds_schedule_reserve(out, y->n_step, 0), st, out);
   for (int32_t w = 0; w < y->W; w++) {
+    if (w == 1)
+      DS_CHECK_GOTO(ds_schedule_reserve(out, y->n_step,
+                                        out->n_deps * (size_t)y->W + (size_t)y->n_update +
+                                            (size_t)y->W * (size_t)y->K + (size_t)y->K),
+                    st, out);
     /* deps of the next op: a compute op waits for the one before it and
      * its launch; a launch for the host stream's op before it alone
      * (single's: dp.c) */
@@ -110,7 +119,7 @@ ds_status ds__ps_build_iteration(const struct ps_sim *s, struct ds_schedule *out
         op.bucket = e->k;
         op.root = s->sh.gpu[e->k];
         op.bytes = e->bytes;
-        op.dur_us = transfer_ns(ds__ps_route_of(s, w, e->k, 0), e->bytes) / 1000;
+        op.dur_us = transfer_ns(s, ds__ps_route_of(s, w, e->k, 0), e->bytes) / 1000;
         DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &prev, 1), st, out);
         continue;
       }
@@ -163,7 +172,7 @@ ds_status ds__ps_build_iteration(const struct ps_sim *s, struct ds_schedule *out
       struct ds_op op = {.rank = w, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL,
                          .name = name, .layer = -1, .bucket = k, .coll = -1,
                          .root = s->sh.gpu[k], .bytes = bytes,
-                         .dur_us = transfer_ns(ds__ps_route_of(s, w, k, 1), bytes) / 1000};
+                         .dur_us = transfer_ns(s, ds__ps_route_of(s, w, k, 1), bytes) / 1000};
       /* The update is a same-rank op only for the server's own worker. */
       DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, d, w == s->sh.gpu[k] ? 2 : 1), st, out);
     }

@@ -83,6 +83,12 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
   double stepped = 0;
   for (int32_t k = 0; k < sh->n; k++)
     if (sh->gpu[k] == gpu) stepped += (double)sh->numel[k];
+  ds_ps_memory_stepped(m, pr, batch, opt, stepped, world, out);
+}
+
+void ds_ps_memory_stepped(const struct ds_model *m, const struct ds_precision *pr,
+                          int64_t batch, const struct ds_memory_options *opt, double stepped,
+                          int32_t world, struct ds_ddp_memory *out) {
   struct ds_memory_options mo = *opt;
   mo.ddp = 0;
   mo.step_numel = stepped;

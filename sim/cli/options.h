@@ -45,10 +45,11 @@ extern "C" {
  * an input error (exit 2) naming what to change, once foreseen past it
  * (issue #12: --coll-model flow on 4096 ranks ran past 300 s, --iters 1000
  * for hours, without a word). Measured on this project's 2-core VM under
- * a load of about 8 (user time, 2026-11-30): 2.2 million steps a second
- * (ResNet-50 per flow on 4096 ranks) to 11.8 million (BERT-base per flow,
- * one bucket per parameter, 64 ranks), so the bound is 42 s to about 4
- * minutes of one core (docs/reliability.md, "Work"). */
+ * a load of about 8 (user time, 2026-11-30): 2.1 million steps a second
+ * (ResNet-50 per flow on 4096 ranks: 3.86e8 in 188 s) to 12.9 million
+ * (BERT-base per flow, one bucket per parameter, 64 ranks: 8.0e7 in 6.2
+ * s), so the bound is 39 s to 4 minutes of one core (docs/reliability.md,
+ * "Work"). */
 #define DS_RUN_WORK_LIMIT 500000000ull
 
 /* The options that take a list or a range (docs/sweeps.md), in cross

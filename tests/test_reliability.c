@@ -603,3 +603,43 @@ Test(reliability, a_run_foreseen_past_the_work_bound_is_refused_naming_the_way_o
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
 }
+
+/* A per-flow run with many flows in flight: BERT-base with one bucket per
+ * parameter (--bucket-mb 1e-6) all-reduced per flow on 32 ranks of
+ * cluster-512x8-h100 overlaps its all-reduces, and each completion walks
+ * the due-time heap of the flows in flight (up to all of them), work the
+ * bound did not count (4096 ranks ran past 500 s below it). Counting the
+ * heap's steps, 40 iterations (about 8e8 steps) are refused once the first
+ * is done, where before all 40 ran (3.8e8 steps counted); 2 iterations
+ * (about 4e7) still run. */
+static const char BERT_PER_FLOW[] = "--topo cluster-512x8-h100 --model bert-base --bucket-mb 1e-6 "
+                                    "--coll-model flow --world-size 32 --format csv";
+
+Test(reliability, a_per_flow_run_whose_completions_walk_many_flows_is_refused_early,
+     .timeout = 300) {
+  char args[256];
+  snprintf(args, sizeof args, "%s --iters 40", BERT_PER_FLOW);
+  static const char *const says[] = {"this run is too large to simulate in reasonable time: about ",
+                                     "past the bound of 5e+08", "fewer --iters (40;",
+                                     "or a smaller --world-size (32)"};
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 2, "status %d: %s", r.status, r.err);
+  for (size_t i = 0; i < sizeof says / sizeof *says; i++)
+    cr_assert(strstr(r.err, says[i]), "\"%s\" lacks \"%s\"", r.err, says[i]);
+  /* refused within its second iteration (1/40 of the ops is the first),
+   * not at the end */
+  const char *pct = strstr(r.err, "steps of work (events, flows and flow rates; ");
+  cr_assert(pct, "%s", r.err);
+  double ran = strtod(pct + strlen("steps of work (events, flows and flow rates; "), NULL);
+  cr_assert(ran > 100.0 / 40 && ran < 200.0 / 40, "%.1f%% of its ops ran: %s", ran, r.err);
+  ds_test_release(&r);
+}
+
+Test(reliability, a_moderate_per_flow_run_is_still_within_the_work_bound, .timeout = 300) {
+  char args[256];
+  snprintf(args, sizeof args, "%s --iters 2", BERT_PER_FLOW);
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "iter_ms"), "%s", r.out);
+  ds_test_release(&r);
+}

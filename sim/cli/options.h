@@ -40,16 +40,11 @@ extern "C" {
 #define DS_MAX_HOST_SCALE 1000.0
 
 /* The bound on one run's simulation work (sim/train/exec.h work_limit:
- * events + flows started + flow rates re-solved + a quarter step per
- * due-time heap entry walked, sim/net/net.h ds_net_work_done), refused as
- * an input error (exit 2) naming what to change, once foreseen past it
- * (issue #12: --coll-model flow on 4096 ranks ran past 300 s, --iters 1000
- * for hours, without a word). Measured on this project's 2-core VM under
- * a load of about 8 (user time, 2026-11-30): 2.1 million steps a second
- * (ResNet-50 per flow on 4096 ranks: 3.86e8 in 188 s) to 12.9 million
- * (BERT-base per flow, one bucket per parameter, 64 ranks: 8.0e7 in 6.2
- * s), so the bound is 39 s to 4 minutes of one core (docs/reliability.md,
- * "Work"). */
+ * events + flows started + flow rates re-solved), refused as an input
+ * error (exit 2) naming what to change, once foreseen past it (issue #12:
+ * --coll-model flow on 4096 ranks ran past 300 s, --iters 1000 for hours,
+ * without a word). Measured on this project's 2-core VM: 1.4 to 3.6
+ * million per second of one core (docs/reliability.md, "Work"). */
 #define DS_RUN_WORK_LIMIT 500000000ull
 
 /* The options that take a list or a range (docs/sweeps.md), in cross

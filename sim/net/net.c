@@ -108,19 +108,9 @@ uint64_t ds__net_solved(const struct ds_net *net) { return net->n_solved; }
 
 uint64_t ds__net_fast_resolves(const struct ds_net *net) { return net->n_fast; }
 
-/* Heap entries walked (n_heap_steps) per step of work: a step of the walk
- * moves or compares one 24-byte key of one array, where an event or a
- * flow's start or re-solve touches records all over memory. Measured with
- * perf (2-core VM, 2026-11-30), the walk's share of the time over its
- * steps against the rest over the other steps: 1/14 of a step at 64
- * ranks (BERT-base, --bucket-mb 1e-6, --coll-model flow: 9 against 131
- * ns), 1/5 at 4096 (71 against 380 ns: the heap of millions of flows in
- * flight no longer in cache). */
-#define HEAP_STEPS_PER_WORK_STEP 4
-
 uint64_t ds_net_work_done(void *ctx, uint64_t fired) {
   const struct ds_net *net = ctx;
-  return fired + net->next_seq + net->n_solved + net->n_heap_steps / HEAP_STEPS_PER_WORK_STEP;
+  return fired + net->next_seq + net->n_solved;
 }
 
 static ds_status grow_array(void **p, size_t n, size_t size) {

@@ -98,9 +98,7 @@ uint64_t ds__net_shortcut_solved(const struct ds_net *net);
 uint64_t ds__net_fast_resolves(const struct ds_net *net);
 /* The work of a run on this network so far, as a ds_work_estimate_fn
  * (sim/net/engine.h; ctx: the struct ds_net): events fired, flows started,
- * flow rates re-solved, and the due-time heap's entries walked to take
- * ending flows out, a quarter of a step each (a completion among M flows
- * in flight walks up to M; net.c HEAP_STEPS_PER_WORK_STEP). */
+ * flow rates re-solved. */
 uint64_t ds_net_work_done(void *net, uint64_t fired);
 /* Internal, for tests only: how many flow rates were computed so far (a
  * flow re-solved k times counts k). */

@@ -155,12 +155,7 @@ int32_t ds__net_heap_pop_due(struct ds_net *net, int64_t limit) {
   }
   int32_t log_n = 1;
   while ((1 << log_n) < n) log_n++;
-  int rebuild = (int64_t)k * log_n * POP_STEP_COST >= n;
-  /* the work bound's count (ds_net_work_done): the search and a rebuild's
-   * whole heap, O(flows in flight) per completion; a removal's log2 walk
-   * is per flow, as the flow's start and re-solve, counted there */
-  net->n_heap_steps += (uint64_t)k + (rebuild ? (uint64_t)n : 0);
-  if (!rebuild) {
+  if ((int64_t)k * log_n * POP_STEP_COST < n) {
     /* From the top: by (due, start), so a few ascending runs to sort. */
     for (int32_t i = 0; i < k; i++) {
       net->kept[i] = net->heap[0].slot;

@@ -113,11 +113,6 @@ struct ds_net {
    * not their cap (fresh ones: rate 0). */
   int32_t n_unclean;
   int32_t n_off_cap;
-  /* Heap entries walked taking due flows out (ds__net_heap_pop_due: its
-   * search and a rebuild's whole heap), counted in the work bound
-   * (ds_net_work_done): a completion event in a heap of M flows in flight
-   * costs up to O(M), not O(1). */
-  uint64_t n_heap_steps;
   uint64_t n_fast; /* re-solves the fast path took, for tests */
   uint64_t n_shortcut; /* of which by all_at_one_cap, for tests */
   struct flow *flows;

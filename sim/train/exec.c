@@ -210,8 +210,7 @@ static int find_unfinished(struct ds_exec *ex, int32_t r, uint32_t e, void *ctx)
 }
 
 /* The run's whole work as foreseen now (ds_engine_set_work_limit): what was
- * done (ds_net_work_done: events, flows, rates, the due-time heap's walk),
- * and once the run is
+ * done (events, flows started, flow rates re-solved), and once the run is
  * one iteration in (ops done x iterations >= all ops; half of them for one
  * iteration), that times all ops over the ops done: every iteration runs
  * the same ops, so its work is about the last one's. */

@@ -40,8 +40,7 @@ struct ds_nccl_model;
 struct ds_exec_options {
   enum ds_net_mode net_mode;
   /* The bound on a run's work (events + flows started + flow rates
-   * re-solved + the due-time heap's walk; sim/net/net.h ds_net_work_done,
-   * sim/net/engine.h ds_engine_set_work_limit), foreseen once a
+   * re-solved; sim/net/engine.h ds_engine_set_work_limit), foreseen once a
    * run is one iteration in as its work so far times the ops left over
    * the ops done; 0: none. iters: the schedule's iterations (1: the
    * foresight waits for half the ops). work_advice (borrowed, may be NULL):

@@ -383,8 +383,7 @@ static uint64_t timed_per_step(const struct ps_sim *s) {
 }
 
 /* The run's whole work as foreseen now (ds_engine_set_work_limit): the
- * work done (ds_net_work_done: events, flows, rates, the due-time heap's
- * walk), and once a
+ * work done (events, flows started, flow rates re-solved), and once a
  * step's worth of ops has ended, that times all the run's ops over those
  * ended: every step runs the same ops, so its work is about the earlier
  * ones'. A --iters far past the bound is refused after its first step, as

@@ -158,7 +158,7 @@ struct ds_ps_options {
   double jitter_cv;
   uint64_t seed;
   /* The bound on the run's work (events + flows started + flow rates
-   * re-solved + the due-time heap's walk, sim/net/net.h ds_net_work_done), foreseen once a step's worth of ops
+   * re-solved, sim/net/engine.h), foreseen once a step's worth of ops
    * has ended, 0: none; work_advice (borrowed, may be NULL): what the
    * refusal tells the user to change. */
   uint64_t work_limit;

@@ -62,21 +62,26 @@ static ds_status check_total(const struct ds_schedule *s, const size_t *op_line,
   double total_s = p->us * 1e-6 * n_iters;
   if (!(total_s > opt->max_seconds)) return DS_OK;
   const struct ds_op *a = &s->ops[p->first], *b = &s->ops[p->last];
-  char iter[64], total[64];
+  char iter[64], total[64], fix[160];
   say_s(p->us * 1e-6, iter, sizeof iter);
   say_s(total_s, total, sizeof total);
+  /* a --max-seconds past the option's own cap would be refused in turn */
+  if (ceil(total_s) <= DS_REAL_MAX_SECONDS_CAP)
+    snprintf(fix, sizeof fix, "give --max-seconds %.0f or more to run it anyway, fewer "
+             "iterations, or correct the schedule", ceil(total_s));
+  else
+    snprintf(fix, sizeof fix, "give fewer --iters or --warmup, or correct the schedule "
+             "(--max-seconds takes at most %g s)", DS_REAL_MAX_SECONDS_CAP);
   return ds_err_set(err, DS_EINPUT,
                     "%s:%zu: column 'dur_us': one iteration spins at least %g us (%s) in a "
                     "chain of %zu ops (stream order, deps, and collectives, which wait for "
                     "every rank) from op %" PRId64 " (%s on rank %d, this line) to the end of "
                     "op %" PRId64 " (%s on rank %d, line %zu), so --warmup %d and --iters %d "
-                    "would take at least %g s (%s), longer than --max-seconds %g s; give "
-                    "--max-seconds %.0f or more to run it anyway, fewer iterations, or correct "
-                    "the schedule",
+                    "would take at least %g s (%s), longer than --max-seconds %g s; %s",
                     opt->schedule, op_line[p->first], p->us, iter, p->n_spins, a->id,
                     ds_op_kind_name(a->kind), a->rank, b->id, ds_op_kind_name(b->kind), b->rank,
                     op_line[p->last], opt->warmup, opt->iters, total_s, total, opt->max_seconds,
-                    ceil(total_s));
+                    fix);
 }
 
 /* --timeout bounds every step of the replay: the waits for other ranks and

@@ -337,6 +337,45 @@ Test(ps, a_step_whose_worker_server_pairs_do_not_fit_is_refused_before_it_runs) 
   unload(&f);
 }
 
+/* Where the caller bounds the step too (step_mem_limit, as ddpsim does,
+ * both half the machine's memory), one step's estimate is taken from
+ * mem_limit before the kept trace and the window are checked against it
+ * (ps_impl.h ps_sim step_bytes). Before, each was checked against the
+ * whole limit, so the step and the kept trace could reach twice it. Tiny model, 4 workers, 1 server, 32 bytes kept per op: a limit of
+ * one step's estimate and 2.5 steps' kept rows refuses 3 steps (naming 2
+ * and both claims) and runs 2; the same limit without step_mem_limit
+ * runs 3. */
+Test(ps, the_step_and_the_kept_trace_share_one_memory_limit) {
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  struct ds_ps_result r;
+  struct ds_ps_options o = opts(4, 1, DS_PS_SYNC, 2, 1);
+  run(&f, &o, &r);
+  double per_iter = (double)r.step->n_ops * 32;
+  ds_ps_result_release(&r);
+  o.step_mem_limit = 100;
+  double step = refused_estimate(&f, &o);
+  cr_assert_gt(step, per_iter, "%g %g", step, per_iter);
+  struct ds_err err = {0};
+  o = opts(4, 1, DS_PS_SYNC, 3, 1);
+  o.kept_bytes_per_op = 32;
+  o.kept_by = "--trace -";
+  o.mem_limit = o.step_mem_limit = (uint64_t)(step + 2.5 * per_iter);
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "--trace - keeps every op") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "GiB (half this machine's memory) after one step's ops, routes and "
+                            "flows (") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "--iters 2 or fewer") != NULL, "%s", err.msg);
+  o.iters = 2;
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  o.iters = 3;
+  o.step_mem_limit = 0;
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  unload(&f);
+}
+
 /* With jitter each step's draws are drawn when the first worker enters it,
  * for every worker (one generator, op order: the test after these), and a
  * worker keeps its own until it gets there and drops them when it ends the

@@ -388,9 +388,11 @@ Test(spin_check, ddpsim_schedules_pass_at_the_default_timeout) {
  * 1 spins 600 ms before its all-reduce: one iteration is 0.6 s, refused
  * under --max-seconds 0.59 and run under 0.61. A ddpsim --straggler 1:1e6
  * schedule of the tiny model spins 276 s an iteration: every step fits in
- * --timeout 1e6 and 21 iterations took 97 minutes; refused past the default
- * hour (before, it passed every check), and 6 iterations (27.6 minutes)
- * still run. */
+ * --timeout 1e6 and 21 iterations would take 97 minutes; refused past the
+ * default hour (before, it passed every check), and 6 iterations (27.6
+ * minutes) still run. Where the --max-seconds needed is past the option's
+ * cap (1e9 s) the refusal advises only fewer iterations or another
+ * schedule: 20,000 s an iteration, 100,000 iterations and the warmup. */
 Test(spin_check, iterations_spinning_past_max_seconds_in_all_are_refused) {
   static const char rows[] = AR(0, 0, 0, "")
       "1,1,compute,fwd,a,0,-1,-1,-1,,0,0,600000,\n"
@@ -408,6 +410,23 @@ Test(spin_check, iterations_spinning_past_max_seconds_in_all_are_refused) {
   ds_test_release(&r);
   r = replay("total.csv", rows, "", "--max-seconds 0.61");
   expect_accepted(&r);
+  ds_test_release(&r);
+  static const char long_rows[] = AR(0, 0, 0, "")
+      "1,1,compute,fwd,a,0,-1,-1,-1,,0,0,2e10,\n"
+      AR(2, 1, 0, "1");
+  char long_path[512], long_args[1024];
+  write_schedule(long_path, "long.csv", long_rows);
+  snprintf(long_args, sizeof long_args, "--device cpu --schedule %s --trace %s/t.csv "
+           "--timeout 1e6 --iters 100000", long_path, dir);
+  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), long_args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "--warmup 1 and --iters 100000 would take at least 2.00002e+09 "
+                          "s (") != NULL,
+            "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "longer than --max-seconds 3600 s; give fewer --iters or --warmup, or "
+                          "correct the schedule (--max-seconds takes at most 1e+09 s)\n") != NULL,
+            "stderr: %s", r.err);
+  cr_assert_null(strstr(r.err, "give --max-seconds"), "stderr: %s", r.err);
   ds_test_release(&r);
   char sched[512], args[1024];
   snprintf(sched, sizeof sched, "%s/straggler.csv", dir);

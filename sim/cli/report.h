@@ -77,6 +77,13 @@ struct ds_summary {
    * iteration. */
   int free_loop;
   double prev_iter_ms;
+  /* --loop free, DDP: 1 when the iteration before the reported one ran
+   * the bucket rebuild's forward (its one-time broadcasts and blocking
+   * copies, sim/train/ddp_rebuild.c), which the host's lead does not
+   * explain; compare_iters the fewest --iters whose last two iterations
+   * both follow that forward (3 where no rebuild runs one) */
+  int prev_ran_rebuild;
+  int32_t compare_iters;
   double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
   double overlap_pct, gpu_busy_ms, host_exposed_ms;
   /* rank0_own_step: rank 0's lines (gpu_busy_ms, host_exposed_ms,

@@ -24,15 +24,17 @@
  * (ps.h on_iter). A --trace file is written as they come, so that a long
  * run's trace is big on disk, not in memory; --trace - and ds_run_capture's
  * copy are kept in memory until the run has ended (a failed run prints
- * nothing), up to half the machine's memory (ds_ps_options mem_limit). */
+ * nothing), up to half the machine's memory less one step's estimate
+ * (ds_ps_options mem_limit, step_mem_limit). */
 struct ps_trace {
   struct ds_trace_writer *file; /* --trace FILE, or NULL */
   struct ds_trace *mem;         /* --trace - or the capture, or NULL */
 };
 
 /* Half the machine's memory (0, no limit, where it cannot be read): what
- * the run's window of steps and a trace kept in memory may hold
- * (ds_ps_options mem_limit), half because the trace's rows grow by
+ * one step's ops, routes and flows together with the run's window of
+ * steps, or with a trace kept in memory, may hold (ds_ps_options
+ * mem_limit, step_mem_limit), half because the trace's rows grow by
  * doubling. */
 static uint64_t ps_mem_limit(void) {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -175,9 +177,10 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
     po.on_iter = NULL;
     po.on_iter_ctx = NULL;
     po.kept_bytes_per_op = 0;
-    /* the window of steps the run holds, and a trace kept in memory */
+    /* one step's workers x servers ops, routes and flows, and with it
+     * (ps.h step_mem_limit: the step's estimate taken from the same
+     * half) the window of steps the run holds, or a trace kept in memory */
     po.mem_limit = ps_mem_limit();
-    /* one step's workers x servers ops, routes and flows */
     po.step_mem_limit = po.mem_limit;
     if (k == 0 && (o->trace || c->capture)) {
       DS_CHECK_GOTO(ps_trace_open(c, &meta, &trace, err), st, out);

@@ -374,6 +374,12 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
       struct ds_summary prev_sum = {0};
       sum->free_loop = 1;
       sum->prev_iter_ms = -1;
+      sum->prev_ran_rebuild = last >= 2 && rebuild_forward(c, &plan, last - 1);
+      /* the rebuild's forward runs in iteration rebuild_iter of a run
+       * longer than rebuild_iter + 2: the two after it are reported from
+       * --iters rebuild_iter + 3 */
+      sum->compare_iters = o->strategy_id == DS_STRATEGY_DDP && plan.rebuild_iter > 0
+                               ? plan.rebuild_iter + 3 : 3;
       if (last >= 2) {
         DS_CHECK_GOTO(ds_report_measure_shared(&tm, iter_block[last - 1], iter_block[last],
                                                &prev_sum), st, oom);

@@ -493,21 +493,36 @@ static void free_state(struct ps_sim *s) {
   free(s->update_extra_ns);
 }
 
+double ds__ps_mem_left(const struct ps_sim *s, char *why, size_t cap) {
+  double limit = (double)s->opt->mem_limit, left = limit - s->step_bytes;
+  if (left < 0) left = 0;
+  if (!why || !cap) return left;
+  if (s->step_bytes > 0)
+    snprintf(why, cap, "the %.3g GiB left of %.3g GiB (half this machine's memory) after one "
+             "step's ops, routes and flows (%.3g GiB)", left / DS_UNITS_GIB,
+             limit / DS_UNITS_GIB, s->step_bytes / DS_UNITS_GIB);
+  else
+    snprintf(why, cap, "the %.3g GiB allowed (half this machine's memory)", limit / DS_UNITS_GIB);
+  return left;
+}
+
 /* What the caller keeps of every op (ds_ps_options kept_bytes_per_op):
- * refused before the run when it cannot fit, naming the iterations that
- * would. */
-static ds_status check_kept(const struct ds_schedule *step, const struct ds_ps_options *o,
+ * refused before the run when it cannot fit in what mem_limit leaves after
+ * one step (ps_sim step_bytes), naming the iterations that would. */
+static ds_status check_kept(const struct ps_sim *s, const struct ds_schedule *step,
                             struct ds_err *err) {
+  const struct ds_ps_options *o = s->opt;
   double per_iter = o->kept_bytes_per_op * (double)step->n_ops, need = per_iter * o->iters;
-  if (!o->mem_limit || need <= (double)o->mem_limit) return DS_OK;
-  double fit = floor((double)o->mem_limit / per_iter);
+  char why[192];
+  double left = ds__ps_mem_left(s, why, sizeof why);
+  if (!o->mem_limit || need <= left) return DS_OK;
+  double fit = floor(left / per_iter);
   return ds_err_set(err, DS_EINPUT,
                     "option --iters: %s keeps every op of the run in memory: %d iterations of "
-                    "%d ranks would hold about %.3g GiB, more than the %.3g GiB allowed (half "
-                    "this machine's memory); give --iters %.0f or fewer, or a smaller "
-                    "--world-size",
+                    "%d ranks would hold about %.3g GiB, more than %s; give --iters %.0f or "
+                    "fewer, or a smaller --world-size",
                     o->kept_by ? o->kept_by : "the caller", o->iters, o->world_size,
-                    need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
+                    need / DS_UNITS_GIB, why, fit < 2 ? 2 : fit);
 }
 
 /* What one step of W workers and K servers takes, for the whole run,
@@ -545,11 +560,15 @@ static struct step_estimate step_estimate(const struct ps_sim *s) {
  * they would pass step_mem_limit (else a run that runs out of memory on
  * the way, minutes in), naming the product and the --ps-servers that
  * would fit. */
-static ds_status check_pairs(const struct ps_sim *s, struct ds_err *err) {
+static ds_status check_pairs(struct ps_sim *s, struct ds_err *err) {
   const struct layout *y = &s->y;
   struct step_estimate e = step_estimate(s);
   double need = e.fixed + (double)y->K * e.per_server, limit = (double)s->opt->step_mem_limit;
-  if (!s->opt->step_mem_limit || need <= limit) return DS_OK;
+  if (!s->opt->step_mem_limit) return DS_OK;
+  if (need <= limit) {
+    s->step_bytes = need; /* the first claim on mem_limit (ps_sim) */
+    return DS_OK;
+  }
   double fit = floor((limit - e.fixed) / e.per_server);
   char way[96] = "give";
   if (fit >= 1) snprintf(way, sizeof way, "give --ps-servers %.0f or fewer, or", fit);
@@ -600,7 +619,7 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   DS_CHECK_GOTO(ds_schedule_new(o->world_size, &r->step), st, oom);
   DS_CHECK_GOTO(ds__ps_build_iteration(&s, r->step), st, oom);
   DS_CHECK_GOTO(ds_schedule_validate(r->step, err), st, out);
-  DS_CHECK_GOTO(check_kept(r->step, o, err), st, out);
+  DS_CHECK_GOTO(check_kept(&s, r->step, err), st, out);
   s.step = r->step;
   DS_CHECK_GOTO(alloc_result(r), st, oom);
   DS_CHECK_GOTO(alloc_state(&s), st, oom);

@@ -190,7 +190,10 @@ struct ds_ps_options {
    * flight, which grow as world_size x n_servers (every worker pushes to
    * and pulls from every server each step). A step estimated past it is
    * refused before anything is allocated, DS_EINPUT naming the product,
-   * the estimate and the --ps-servers that would fit. */
+   * the estimate and the --ps-servers that would fit. Where it is set, the
+   * step's estimate is taken from mem_limit too: what the caller keeps,
+   * and the window, are each bounded by mem_limit less the estimate, so
+   * the step and either stay within mem_limit together. */
   uint64_t step_mem_limit;
 };
 

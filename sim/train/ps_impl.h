@@ -127,6 +127,13 @@ struct ps_sim {
   size_t n_draw_spare;
   uint64_t workers_done;  /* (worker, iteration) pairs ended, of W x iters */
   double held_bytes, held_peak; /* per-step state held (ds_ps_result held_bytes) */
+  /* where the caller bounds the step too (step_mem_limit), one step's
+   * estimate (check_pairs), taken from mem_limit before the kept trace
+   * (check_kept) and the window and draws (ds__ps_mem_left) are checked
+   * against it, so the step and either stay within it together (the step's
+   * estimate counts the ops' own times, which the window counts too: the
+   * bound errs on the safe side by 48 bytes an op) */
+  double step_bytes;
   uint64_t ops_ended;     /* ops whose end was an event, of timed_per_step x iters */
   uint64_t timed_per_step;
   struct ds_jitter *jitter; /* NULL without --jitter */
@@ -194,9 +201,14 @@ void ds__ps_window_free(struct ps_sim *s);
 int64_t *ds__ps_op_time(const struct ps_sim *s, size_t op, int end);
 /* Worker w's jitter draw for program entry j (a compute op) of its step. */
 double ds__ps_draw(const struct ps_sim *s, int32_t w, int32_t j);
+/* What opt->mem_limit leaves the kept trace, the window and the draws: the
+ * limit less one step's estimate (ps_sim step_bytes); why (NULL: none)
+ * receives the message's account of it. */
+double ds__ps_mem_left(const struct ps_sim *s, char *why, size_t cap);
 /* Lays out iteration iter (= hi + 1), the first worker entering it.
  * DS_EINPUT (message in s->err, err_set) when what the run holds (its
- * block, the draws) would pass opt->mem_limit. */
+ * block, the draws) would pass what opt->mem_limit leaves them
+ * (ds__ps_mem_left). */
 ds_status ds__ps_lay_out(struct ps_sim *s, int32_t iter);
 /* Worker w has ended iteration iter: its ops are kept, the iterations every
  * worker has ended are handed on, and the next is laid out if w is the

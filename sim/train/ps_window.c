@@ -10,7 +10,8 @@
  * and retired once every worker has ended it; and with jitter each
  * worker's draws, drawn when the first worker enters a step, in op order,
  * and kept until the worker gets there. Everything held is counted in
- * held_bytes, against one bound, opt->mem_limit (ds__ps_lay_out, refuse).
+ * held_bytes, against what opt->mem_limit leaves after one step's estimate
+ * (ds__ps_mem_left; ds__ps_lay_out, refuse).
  */
 #include "sim/train/ps_impl.h"
 
@@ -124,7 +125,9 @@ static int32_t step_of(const struct ps_sim *s, int32_t w) {
  * step holds does not fit: refused naming --world-size. */
 static ds_status refuse(struct ps_sim *s, int32_t iter, double more) {
   const struct ds_ps_options *o = s->opt;
-  double W = (double)s->y.W, limit = (double)o->mem_limit, need = s->held_bytes + more;
+  char why[192];
+  double W = (double)s->y.W, limit = ds__ps_mem_left(s, why, sizeof why);
+  double need = s->held_bytes + more;
   double fixed = own_ops_bytes(s) +
                  (s->jitter ? W * draw_step_bytes(s) : 0) + (s->track ? block_bytes(s) : 0);
   int32_t slowest = iter;
@@ -135,11 +138,9 @@ static ds_status refuse(struct ps_sim *s, int32_t iter, double more) {
   if (slowest >= iter || o->mode == DS_PS_SYNC || limit <= fixed)
     return ds_err_set(s->err, DS_EINPUT,
                       "option --world-size: one step's ops of %d ranks (their times%s%s) "
-                      "would take about %.3g GiB, more than the %.3g GiB allowed (half this "
-                      "machine's memory); give a smaller --world-size",
+                      "would take about %.3g GiB, more than %s; give a smaller --world-size",
                       o->world_size, trace ? ", the trace's rows" : "",
-                      draws ? ", the jitter draws" : "", need / DS_UNITS_GIB,
-                      limit / DS_UNITS_GIB);
+                      draws ? ", the jitter draws" : "", need / DS_UNITS_GIB, why);
   double fit = floor((limit - fixed) / (need - fixed) * (double)iter) + 1;
   const char *trace_rows = "the trace's rows (handed on a step at a time once every worker has "
                            "ended it)",
@@ -150,11 +151,11 @@ static ds_status refuse(struct ps_sim *s, int32_t iter, double more) {
       "option --iters: the workers are %d steps apart (the slowest in step %d, the fastest "
       "entering step %d: a straggler or jitter drifts %s workers apart) and the run holds, "
       "for the %d steps from the slowest's to the fastest's, %s%s%s: about %.3g GiB, more "
-      "than the %.3g GiB allowed (half this machine's memory); give --iters about %.0f or "
-      "fewer, a smaller --world-size, %s (what the steps are held for)",
+      "than %s; give --iters about %.0f or fewer, a smaller --world-size, %s (what the steps "
+      "are held for)",
       iter - slowest, slowest, iter, ds_ps_mode_name(o->mode), iter - slowest + 1,
       trace ? trace_rows : "", trace && draws ? " and " : "", draws ? draw_rows : "",
-      need / DS_UNITS_GIB, limit / DS_UNITS_GIB, fit < 2 ? 2 : fit,
+      need / DS_UNITS_GIB, why, fit < 2 ? 2 : fit,
       trace && draws ? "no --jitter, or none of --trace, --plot and --chrome"
       : trace        ? "or none of --trace, --plot and --chrome"
                      : "or no --jitter");
@@ -288,7 +289,7 @@ ds_status ds__ps_lay_out(struct ps_sim *s, int32_t iter) {
   }
   if (s->jitter && s->n_draw_spare < (size_t)s->y.W)
     more += (double)((size_t)s->y.W - s->n_draw_spare) * draw_step_bytes(s);
-  if (s->opt->mem_limit && s->held_bytes + more > (double)s->opt->mem_limit)
+  if (s->opt->mem_limit && s->held_bytes + more > ds__ps_mem_left(s, NULL, 0))
     return refuse(s, iter, more);
   if (s->track) DS_CHECK(new_block(s, iter));
   s->hi = iter;

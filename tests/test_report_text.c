@@ -129,6 +129,17 @@ Test(report_text, loop_free_says_whether_the_reported_iteration_is_steady) {
             "%s", r.out);
   cr_assert(strstr(r.out, "; --iters 5 or more compares two iterations after it\n"), "%s", r.out);
   ds_test_release(&r);
+  /* static_graph at --iters 3: iteration 1 ran on the buckets before the
+   * rebuild, the reported 2 on the rebuilt ones (and without the rebuild's
+   * forward, as a reported iteration): another layout, not the lead */
+  r = ds_test_cli_ok("--topo 4gpu --loop free --static-graph --iters 3");
+  cr_assert(strstr(r.out, "\n    loop free    not checked for a steady period: iteration 1 took "),
+            "%s", r.out);
+  cr_assert(strstr(r.out, " ms on the buckets before their rebuild, iteration 2 on the rebuilt "
+                          "ones; --iters 5 or more compares two iterations after the rebuild\n"),
+            "%s", r.out);
+  cr_assert_null(strstr(r.out, "host's lead"), "%s", r.out);
+  ds_test_release(&r);
   /* the equal pair after it: said, and not called steady */
   r = ds_test_cli_ok("--topo 4gpu --loop free --host-scale 1.15 --iters 4");
   cr_assert(strstr(r.out, "\n    loop free    iteration 2 took the same; the host's lead over "

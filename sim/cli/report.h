@@ -81,8 +81,11 @@ struct ds_summary {
    * the bucket rebuild's forward (its one-time broadcasts and blocking
    * copies, sim/train/ddp_rebuild.c), which the host's lead does not
    * explain; compare_iters the fewest --iters whose last two iterations
-   * both follow that forward (3 where no rebuild runs one) */
-  int prev_ran_rebuild;
+   * both follow that forward (3 where no rebuild runs one);
+   * prev_before_rebuild 1 when that iteration ran on the buckets before
+   * their rebuild and the reported one on the rebuilt ones (static_graph
+   * at --iters 3: a layout of its own, not the lead either) */
+  int prev_ran_rebuild, prev_before_rebuild;
   int32_t compare_iters;
   double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
   double overlap_pct, gpu_busy_ms, host_exposed_ms;

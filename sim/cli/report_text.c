@@ -308,7 +308,9 @@ static void print_quantiles(FILE *fp, const struct ds_summary *r) {
  * iterations, each with times of its own. DDP's bucket rebuild runs its
  * forward (broadcasts, blocking copies) once, in iteration 1 (static
  * graph: 2) of a longer run: compared with it, the reported iteration
- * differs by that one-time cost, which the line names, not the lead. */
+ * differs by that one-time cost, which the line names, not the lead; so
+ * does a reported iteration that is the first on the rebuilt buckets
+ * (static_graph at --iters 3), compared with one on the buckets before. */
 static void print_loop_steadiness(FILE *fp, const struct ds_summary *r) {
   if (!r->free_loop) return;
   if (r->has_quantiles && r->jitter_cv > 0) /* each iteration's own draws */
@@ -323,6 +325,11 @@ static void print_loop_steadiness(FILE *fp, const struct ds_summary *r) {
                 "running the bucket rebuild's broadcasts and blocking copies (once); --iters %d "
                 "or more compares two iterations after it\n",
             r->reported_iter - 1, r->prev_iter_ms, r->compare_iters);
+  else if (r->prev_before_rebuild) /* another bucket layout, not the lead's drift */
+    fprintf(fp, "    loop free    not checked for a steady period: iteration %d took %.3f ms on "
+                "the buckets before their rebuild, iteration %d on the rebuilt ones; --iters %d "
+                "or more compares two iterations after the rebuild\n",
+            r->reported_iter - 1, r->prev_iter_ms, r->reported_iter, r->compare_iters);
   else if (fabs(r->iter_ms - r->prev_iter_ms) >= 0.0005)
     fprintf(fp, "    loop free    not yet steady: iteration %d took %.3f ms; the host's lead over "
                 "the GPU, carried from one iteration into the next, still moves the period "

@@ -375,6 +375,8 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
       sum->free_loop = 1;
       sum->prev_iter_ms = -1;
       sum->prev_ran_rebuild = last >= 2 && rebuild_forward(c, &plan, last - 1);
+      sum->prev_before_rebuild = o->strategy_id == DS_STRATEGY_DDP && plan.rebuild_iter > 0 &&
+                                 last == (size_t)plan.rebuild_iter;
       /* the rebuild's forward runs in iteration rebuild_iter of a run
        * longer than rebuild_iter + 2: the two after it are reported from
        * --iters rebuild_iter + 3 */

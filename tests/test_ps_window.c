@@ -19,6 +19,23 @@
 #include "sim/train/ps.h"
 #include "tests/ps_fixture.h"
 
+/* Under o (3 steps, 32 bytes kept per op for "--trace -", its limits
+ * set): refused before it runs, naming the trace, `names` and 2 steps;
+ * run at 2 steps. o is left at 3 steps. */
+static void refused_at_3_steps_run_at_2(struct fixture *f, struct ds_ps_options *o,
+                                        const char *names) {
+  struct ds_ps_result r;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_run(f->topo, f->model, &f->c, o, &r, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "--trace - keeps every op") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, names) != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "--iters 2 or fewer") != NULL, "%s", err.msg);
+  o->iters = 2;
+  run(f, o, &r);
+  ds_ps_result_release(&r);
+  o->iters = 3;
+}
+
 /* ps holds a window of steps, not the run: a caller keeping every op in
  * memory (a trace printed once the run has ended) says how many bytes per
  * op it keeps, and a run whose ops would take more than mem_limit is
@@ -34,19 +51,11 @@ Test(ps, a_run_whose_kept_ops_do_not_fit_in_memory_is_refused) {
   run(&f, &o, &r);
   double per_iter = (double)r.step->n_ops * 32;
   ds_ps_result_release(&r);
-  struct ds_err err = {0};
   o = opts(4, 1, DS_PS_SYNC, 3, 1);
   o.kept_bytes_per_op = 32;
   o.mem_limit = (uint64_t)(2.5 * per_iter);
   o.kept_by = "--trace -";
-  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT);
-  cr_assert(strstr(err.msg, "--trace - keeps every op") != NULL, "%s", err.msg);
-  cr_assert(strstr(err.msg, "3 iterations of 4 ranks") != NULL, "%s", err.msg);
-  cr_assert(strstr(err.msg, "--iters 2 or fewer") != NULL, "%s", err.msg);
-  o.iters = 2;
-  run(&f, &o, &r);
-  ds_ps_result_release(&r);
-  o.iters = 3;
+  refused_at_3_steps_run_at_2(&f, &o, "3 iterations of 4 ranks");
   o.kept_bytes_per_op = 0;
   run(&f, &o, &r);
   ds_ps_result_release(&r);
@@ -341,7 +350,8 @@ Test(ps, a_step_whose_worker_server_pairs_do_not_fit_is_refused_before_it_runs) 
  * both half the machine's memory), one step's estimate is taken from
  * mem_limit before the kept trace and the window are checked against it
  * (ps_impl.h ps_sim step_bytes). Before, each was checked against the
- * whole limit, so the step and the kept trace could reach twice it. Tiny model, 4 workers, 1 server, 32 bytes kept per op: a limit of
+ * whole limit, so the step and the kept trace could reach twice it. Tiny
+ * model, 4 workers, 1 server, 32 bytes kept per op: a limit of
  * one step's estimate and 2.5 steps' kept rows refuses 3 steps (naming 2
  * and both claims) and runs 2; the same limit without step_mem_limit
  * runs 3. */
@@ -356,20 +366,12 @@ Test(ps, the_step_and_the_kept_trace_share_one_memory_limit) {
   o.step_mem_limit = 100;
   double step = refused_estimate(&f, &o);
   cr_assert_gt(step, per_iter, "%g %g", step, per_iter);
-  struct ds_err err = {0};
   o = opts(4, 1, DS_PS_SYNC, 3, 1);
   o.kept_bytes_per_op = 32;
   o.kept_by = "--trace -";
   o.mem_limit = o.step_mem_limit = (uint64_t)(step + 2.5 * per_iter);
-  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT);
-  cr_assert(strstr(err.msg, "--trace - keeps every op") != NULL, "%s", err.msg);
-  cr_assert(strstr(err.msg, "GiB (half this machine's memory) after one step's ops, routes and "
-                            "flows (") != NULL, "%s", err.msg);
-  cr_assert(strstr(err.msg, "--iters 2 or fewer") != NULL, "%s", err.msg);
-  o.iters = 2;
-  run(&f, &o, &r);
-  ds_ps_result_release(&r);
-  o.iters = 3;
+  refused_at_3_steps_run_at_2(&f, &o, "GiB (half this machine's memory) after one step's ops, "
+                                      "routes and flows (");
   o.step_mem_limit = 0;
   run(&f, &o, &r);
   ds_ps_result_release(&r);
